@@ -1,0 +1,95 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "pasteboardd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pasteboardd", targets: ["pasteboardd"]),
+        .executable(name: "pbctl", targets: ["pbctl"]),
+        .library(name: "Pasteboard", targets: ["Pasteboard"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // MARK: The C library, seen from Swift
+
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+
+        // MARK: D-Bus binding (knows nothing of pasteboards)
+
+        .target(
+            name: "DBus",
+            dependencies: ["CDBus"]
+        ),
+
+        // MARK: Pasteboard vocabulary (knows nothing of D-Bus)
+
+        .target(name: "PasteboardModel"),
+
+        // MARK: The server: model + store + bus interface
+
+        .target(
+            name: "PasteboardServer",
+            dependencies: [
+                "DBus",
+                "PasteboardModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.embedInCode("org.pasteboardd.Pasteboard1.xml")]
+        ),
+
+        // MARK: Client bindings
+
+        .target(
+            name: "Pasteboard",
+            dependencies: ["DBus", "PasteboardModel"]
+        ),
+
+        // MARK: Executables (argument parsing and little else)
+
+        .executableTarget(
+            name: "pasteboardd",
+            dependencies: [
+                "PasteboardServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "pbctl",
+            dependencies: [
+                "Pasteboard",
+                "PasteboardModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Tests
+
+        .target(
+            name: "TestSupport",
+            dependencies: ["DBus"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "PasteboardModelTests", dependencies: ["PasteboardModel"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(
+            name: "PasteboardServerTests",
+            dependencies: ["PasteboardServer", "Pasteboard", "DBus", "TestSupport"]
+        ),
+        .testTarget(
+            name: "PbctlTests",
+            dependencies: ["TestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

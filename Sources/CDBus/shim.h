@@ -1,0 +1,39 @@
+// What Swift cannot import from libdbus and glibc by itself.
+#ifndef PASTEBOARDD_CDBUS_SHIM_H
+#define PASTEBOARDD_CDBUS_SHIM_H
+
+#include <dbus/dbus.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+// glibc declares these only under _GNU_SOURCE, which Swift's Glibc module does not set.
+int memfd_create(const char *name, unsigned int flags);
+int pipe2(int pipefd[2], int flags);
+ssize_t splice(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len, unsigned int flags);
+ssize_t copy_file_range(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len, unsigned int flags);
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
+#endif
+
+static const unsigned int cdbus_MFD_CLOEXEC = 0x0001U;
+static const unsigned int cdbus_MFD_ALLOW_SEALING = 0x0002U;
+static const int cdbus_F_ADD_SEALS = 1024 + 9;
+static const int cdbus_F_SEAL_SEAL = 0x0001;
+static const int cdbus_F_SEAL_SHRINK = 0x0002;
+static const int cdbus_F_SEAL_GROW = 0x0004;
+static const int cdbus_F_SEAL_WRITE = 0x0008;
+static const int cdbus_F_SETPIPE_SZ = 1024 + 7;
+
+// fcntl is variadic in C; these fixed-arity wrappers are callable from Swift.
+static inline int cdbus_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
+static inline int cdbus_fcntl(int fd, int cmd) { return fcntl(fd, cmd); }
+
+#endif

@@ -1,0 +1,235 @@
+import CDBus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to a message bus, with its own event-loop thread.
+///
+/// ```swift
+/// let bus = try Connection.connect()                       // the session bus
+/// let reply = try await bus.call(destination: "org.freedesktop.DBus",
+///                                path: "/org/freedesktop/DBus",
+///                                interface: "org.freedesktop.DBus",
+///                                method: "ListNames")
+/// ```
+///
+/// Everything is thread-safe: calls, sends and subscriptions are handed to the connection's
+/// event loop, which does all the I/O. Messages go out in the order they were sent.
+public final class Connection: Sendable {
+    private let loop: EventLoop
+    /// The unique name the bus gave this connection (`:1.42`).
+    public let uniqueName: String
+    /// The address this connection was opened on.
+    public let address: String
+    /// Whether unix file descriptors can be passed over this connection.
+    public let canPassFileDescriptors: Bool
+    private let nextID = Atomic<UInt64>(1)
+
+    /// Connects to the bus at `address`, or to the session bus when `address` is nil.
+    ///
+    /// - Throws: a ``DBusError`` naming the address when there is no bus to connect to.
+    public static func connect(address: String? = nil) throws(DBusError) -> Connection {
+        guard let address = address ?? sessionBusAddress() else {
+            throw DBusError(
+                name: "org.freedesktop.DBus.Error.NoServer",
+                message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+        }
+        return try Connection(address: address)
+    }
+
+    /// The session bus address from the environment, as libdbus and GDBus find it.
+    public static func sessionBusAddress() -> String? {
+        if let address = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }), !address.isEmpty {
+            return address
+        }
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty {
+            let path = runtime + "/bus"
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { return "unix:path=" + path }
+        }
+        return nil
+    }
+
+    private init(address: String) throws(DBusError) {
+        _ = dbus_threads_init_default()
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let raw = dbus_connection_open_private(address, &error) else {
+            throw Self.convert(error, address: address)
+        }
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        // Hello is the one blocking call, made before the loop thread exists.
+        guard dbus_bus_register(raw, &error) != 0 else {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw Self.convert(error, address: address)
+        }
+        self.address = address
+        uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+        canPassFileDescriptors = dbus_connection_can_send_type(raw, TypeCode.unixFD) != 0
+        do {
+            loop = try EventLoop(connection: raw)
+        } catch {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw error
+        }
+        loop.start(state: ConnectionState(loop: loop))
+    }
+
+    deinit {
+        loop.stop()
+    }
+
+    private static func convert(_ error: CDBus.DBusError, address: String) -> DBusError {
+        let name = error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+        let message = error.message.map { String(cString: $0) } ?? "could not connect"
+        return DBusError(name: name, message: "\(message) (bus address: \(address))")
+    }
+
+    // MARK: Sending
+
+    /// Sends messages (signals, or calls whose reply nobody awaits) in order.
+    public func send(_ messages: [Message]) {
+        loop.send(messages)
+    }
+
+    /// Sends a method call and waits for its reply.
+    ///
+    /// - Parameter timeout: how long to wait; nil waits as long as the connection lives.
+    /// - Throws: the error reply as a ``DBusError``; `NoReply` on timeout; `Disconnected` if the
+    ///   connection is lost; `org.freedesktop.DBus.Local.Cancelled` if the task is cancelled.
+    public func call(_ message: Message, timeout: Duration? = nil) async throws(DBusError) -> Message {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let deadline = timeout.map { Clock.now + UInt64(max(0, $0.nanoseconds)) }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (reply: ConnectionState.Reply) in
+                loop.submit { loop in loop.state.startCall(message, id: id, deadline: deadline, reply: reply) }
+            }
+        } onCancel: {
+            loop.submit { loop in loop.state.cancelCall(id: id) }
+        }
+        return try result.get()
+    }
+
+    /// Calls a method and returns the reply's arguments.
+    public func call(
+        destination: String?, path: String, interface: String?, method: String,
+        arguments: [DBusValue] = [], timeout: Duration? = nil
+    ) async throws(DBusError) -> [DBusValue] {
+        let message = try Message.methodCall(destination: destination, path: path, interface: interface, method: method, arguments: arguments)
+        return try await call(message, timeout: timeout).arguments()
+    }
+
+    /// Emits a signal.
+    public func emit(path: String, interface: String, name: String, arguments: [DBusValue] = []) throws(DBusError) {
+        send([try Message.signal(path: path, interface: interface, name: name, arguments: arguments)])
+    }
+
+    // MARK: Objects
+
+    /// Exports `object` at `path`: calls to that path go to it from now on.
+    public func export(_ object: any DBusObject, at path: String) throws(DBusError) {
+        guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
+        loop.submit { loop in loop.state.export(object, at: path) }
+    }
+
+    /// Stops exporting the object at `path`.
+    public func unexport(path: String) {
+        loop.submit { loop in loop.state.unexport(path: path) }
+    }
+
+    // MARK: Signals
+
+    /// The signals matching `rule`, from the moment this returns.
+    ///
+    /// The stream ends when the connection is lost or when the consumer stops iterating.
+    public func signals(matching rule: MatchRule) async throws(DBusError) -> AsyncStream<Message> {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let (stream, continuation) = AsyncStream<Message>.makeStream(bufferingPolicy: .unbounded)
+        loop.submit { loop in loop.state.subscribe(id: id, rule: rule, continuation: continuation) }
+        let matchString = rule.string
+        continuation.onTermination = { [loop, weak self] _ in
+            loop.submit { loop in loop.state.unsubscribe(id: id) }
+            guard let self else { return }
+            Task { try? await self.bus("RemoveMatch", [.string(matchString)]) }
+        }
+        do {
+            try await bus("AddMatch", [.string(matchString)])
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        return stream
+    }
+
+    // MARK: Names
+
+    /// The result of asking the bus for a well-known name.
+    public enum NameRequestResult: UInt32, Sendable {
+        case primaryOwner = 1
+        case inQueue = 2
+        case exists = 3
+        case alreadyOwner = 4
+    }
+
+    /// Asks for a well-known name without queueing: it is either ours now or taken.
+    public func requestName(_ name: String) async throws(DBusError) -> NameRequestResult {
+        let doNotQueue: UInt32 = 4
+        let reply = try await bus("RequestName", [.string(name), .uint32(doNotQueue)])
+        return reply.first?.uint32Value.flatMap(NameRequestResult.init(rawValue:)) ?? .exists
+    }
+
+    /// The unique name owning `name`, or nil when nobody does.
+    public func nameOwner(_ name: String) async throws(DBusError) -> String? {
+        do {
+            return try await bus("GetNameOwner", [.string(name)]).first?.stringValue
+        } catch where error.name == DBusError.nameHasNoOwnerName {
+            return nil
+        }
+    }
+
+    /// The process id of the connection `uniqueName`, by the bus's credentials.
+    public func unixProcessID(of uniqueName: String) async throws(DBusError) -> UInt32 {
+        guard let pid = try await bus("GetConnectionUnixProcessID", [.string(uniqueName)]).first?.uint32Value else {
+            throw .failed("the bus returned no process id for \(uniqueName)")
+        }
+        return pid
+    }
+
+    @discardableResult
+    private func bus(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", method: method, arguments: arguments)
+    }
+
+    // MARK: Lifetime
+
+    /// Runs `handler` once when the connection is lost or closed (at once if it already is).
+    public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
+        loop.submit { loop in loop.state.onDisconnect(handler) }
+    }
+
+    /// Waits until the connection is lost or closed.
+    public func waitUntilDisconnected() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            onDisconnect { done.resume() }
+        }
+    }
+
+    /// Sends what is queued, then closes the connection. Calls still waiting fail with `Disconnected`.
+    public func close() {
+        loop.stop()
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

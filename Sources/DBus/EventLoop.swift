@@ -1,0 +1,220 @@
+import CDBus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The thread that owns one libdbus connection and does all of its I/O.
+///
+/// libdbus starves sends from a second thread while one thread blocks inside it, so every
+/// libdbus call on the connection happens here. Other threads hand work over through
+/// ``submit(_:)``, which queues a closure and wakes the `poll` with an eventfd. The loop polls
+/// the connection's watches, reads while data is available (libdbus reads 2 KiB per call),
+/// dispatches every complete message to ``ConnectionState``, and fires deadlines.
+///
+/// `@unchecked Sendable`: the mutable state (`state`, `watches`, `timeouts`) is touched only on
+/// the loop thread; the command queue is behind a mutex.
+final class EventLoop: @unchecked Sendable {
+    let raw: OpaquePointer
+    private let wakeFD: Int32
+    private let commands = Mutex<[@Sendable (EventLoop) -> Void]>([])
+    private var running = true
+    private var watches: [OpaquePointer] = []
+    private var timeouts: [(timeout: OpaquePointer, deadline: UInt64)] = []
+    /// Set once the thread runs; everything the loop does to messages goes through it.
+    var state: ConnectionState!
+
+    init(connection raw: OpaquePointer) throws(DBusError) {
+        self.raw = raw
+        wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wakeFD >= 0 else { throw .failed("eventfd: \(SystemCallError("eventfd"))") }
+    }
+
+    deinit {
+        close(wakeFD)
+    }
+
+    /// Starts the loop thread. `state` receives every message.
+    func start(state: ConnectionState) {
+        self.state = state
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        precondition(result == 0, "could not start the D-Bus event-loop thread")
+        pthread_detach(thread)
+    }
+
+    /// Runs `work` on the loop thread, after everything submitted before it.
+    func submit(_ work: @escaping @Sendable (EventLoop) -> Void) {
+        commands.withLock { $0.append(work) }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Ends the loop after the commands already queued; the connection is closed on the way out.
+    func stop() {
+        submit { loop in loop.running = false }
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_set_watch_functions(raw, { watch, data in
+            EventLoop.from(data).watches.append(watch!)
+            return 1
+        }, { watch, data in
+            EventLoop.from(data).watches.removeAll { $0 == watch }
+        }, { _, _ in
+            // Enabled state is read on every iteration; nothing to record.
+        }, user, nil)
+        dbus_connection_set_timeout_functions(raw, { timeout, data in
+            let loop = EventLoop.from(data)
+            loop.timeouts.append((timeout!, Clock.now + UInt64(dbus_timeout_get_interval(timeout!)) * 1_000_000))
+            return 1
+        }, { timeout, data in
+            EventLoop.from(data).timeouts.removeAll { $0.timeout == timeout }
+        }, { timeout, data in
+            let loop = EventLoop.from(data)
+            if let index = loop.timeouts.firstIndex(where: { $0.timeout == timeout }) {
+                loop.timeouts[index].deadline = Clock.now + UInt64(dbus_timeout_get_interval(timeout!)) * 1_000_000
+            }
+        }, user, nil)
+        dbus_connection_add_filter(raw, { _, message, data in
+            guard let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return EventLoop.from(data).state.receive(Message(retaining: message))
+        }, user, nil)
+
+        while running {
+            runCommands()
+            dispatchAll()
+            if dbus_connection_get_is_connected(raw) == 0 { break }
+            guard running else { break }
+            pollOnce()
+        }
+
+        state.connectionEnded()
+        if dbus_connection_get_is_connected(raw) != 0 {
+            dbus_connection_flush(raw)
+            dbus_connection_close(raw)
+        }
+        dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
+        dispatchAll()
+        dbus_connection_unref(raw)
+        runCommands()
+    }
+
+    private static func from(_ data: UnsafeMutableRawPointer?) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    private func runCommands() {
+        while true {
+            let batch = commands.withLock { queue -> [@Sendable (EventLoop) -> Void] in
+                let batch = queue
+                queue.removeAll(keepingCapacity: true)
+                return batch
+            }
+            if batch.isEmpty { return }
+            for work in batch { work(self) }
+        }
+    }
+
+    private func dispatchAll() {
+        while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    private func pollOnce() {
+        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var polled: [OpaquePointer] = []
+        for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+            let flags = dbus_watch_get_flags(watch)
+            var events: Int16 = 0
+            if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+            if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+            fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+            polled.append(watch)
+        }
+
+        let now = Clock.now
+        var wait: Int32 = -1
+        for entry in timeouts where dbus_timeout_get_enabled(entry.timeout) != 0 {
+            wait = Self.earlier(wait, entry.deadline, now)
+        }
+        if let deadline = state.nextDeadline {
+            wait = Self.earlier(wait, deadline, now)
+        }
+
+        let ready = poll(&fds, nfds_t(fds.count), wait)
+        if ready < 0 { return }  // EINTR: just go round again
+
+        if fds[0].revents != 0 {
+            var value: UInt64 = 0
+            _ = read(wakeFD, &value, 8)
+        }
+        for (index, watch) in polled.enumerated() {
+            let revents = fds[index + 1].revents
+            guard revents != 0, watches.contains(watch) else { continue }
+            handle(watch, revents: revents, fd: fds[index + 1].fd)
+        }
+
+        let after = Clock.now
+        for entry in timeouts where entry.deadline <= after && dbus_timeout_get_enabled(entry.timeout) != 0 {
+            if let index = timeouts.firstIndex(where: { $0.timeout == entry.timeout }) {
+                timeouts[index].deadline = after + UInt64(dbus_timeout_get_interval(entry.timeout)) * 1_000_000
+            }
+            dbus_timeout_handle(entry.timeout)
+        }
+        state.expireDeadlines(now: after)
+    }
+
+    /// Lets libdbus read or write; keeps reading while the socket has more, because libdbus
+    /// reads only 2 KiB at a time and a large message would otherwise cost one poll per 2 KiB.
+    private func handle(_ watch: OpaquePointer, revents: Int16, fd: Int32) {
+        var flags: UInt32 = 0
+        if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+        if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
+        if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+        if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+        dbus_watch_handle(watch, flags)
+        guard flags & DBUS_WATCH_READABLE.rawValue != 0 else { return }
+        for _ in 0..<4096 {
+            var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&probe, 1, 0) == 1, probe.revents & Int16(POLLIN) != 0,
+                  watches.contains(watch), dbus_watch_get_enabled(watch) != 0 else { return }
+            dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
+        }
+    }
+
+    private static func earlier(_ wait: Int32, _ deadline: UInt64, _ now: UInt64) -> Int32 {
+        let milliseconds = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+        return wait < 0 ? milliseconds : min(wait, milliseconds)
+    }
+}
+
+/// Monotonic time in nanoseconds.
+enum Clock {
+    static var now: UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+}
+
+extension EventLoop {
+    /// Sends `messages` in order, from the loop thread.
+    func send(_ messages: [Message]) {
+        guard !messages.isEmpty else { return }
+        submit { loop in
+            for message in messages {
+                dbus_connection_send(loop.raw, message.raw, nil)
+            }
+        }
+    }
+}

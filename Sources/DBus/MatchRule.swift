@@ -1,0 +1,51 @@
+/// Which signals a subscription receives, as a D-Bus match rule.
+///
+/// ```swift
+/// let rule = MatchRule(path: "/org/pasteboardd/Pasteboard1",
+///                      interface: "org.pasteboardd.Pasteboard1", member: "Changed")
+/// rule.string  // "type='signal',path='/org/pasteboardd/Pasteboard1',interface=…"
+/// ```
+public struct MatchRule: Sendable, Hashable {
+    public var sender: String?
+    public var path: String?
+    public var interface: String?
+    public var member: String?
+    /// Matches only signals whose first argument is this string.
+    public var arg0: String?
+
+    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil, arg0: String? = nil) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arg0 = arg0
+    }
+
+    /// The rule as the bus's `AddMatch` takes it.
+    public var string: String {
+        var parts = ["type='signal'"]
+        if let sender { parts.append("sender='\(Self.escape(sender))'") }
+        if let path { parts.append("path='\(Self.escape(path))'") }
+        if let interface { parts.append("interface='\(Self.escape(interface))'") }
+        if let member { parts.append("member='\(Self.escape(member))'") }
+        if let arg0 { parts.append("arg0='\(Self.escape(arg0))'") }
+        return parts.joined(separator: ",")
+    }
+
+    /// Whether a received signal fits this rule. A well-known `sender` cannot be checked
+    /// locally (signals carry the unique name); the bus has already applied it.
+    func matches(_ message: Message) -> Bool {
+        guard message.type == .signal else { return false }
+        if let sender, sender.hasPrefix(":"), message.sender != sender { return false }
+        if let path, message.path != path { return false }
+        if let interface, message.interface != interface { return false }
+        if let member, message.member != member { return false }
+        if let arg0, message.arguments().first?.stringValue != arg0 { return false }
+        return true
+    }
+
+    /// Match-rule values are quoted with `'`; a quote inside is written `'\''`.
+    private static func escape(_ value: String) -> String {
+        value.replacing("'", with: "'\\''")
+    }
+}

@@ -1,0 +1,108 @@
+import CDBus
+
+/// A D-Bus message: a method call, a reply, an error or a signal.
+///
+/// Owns one reference to a libdbus `DBusMessage`. A message is built completely before it is
+/// handed to a ``Connection`` and never changed afterwards; libdbus counts references
+/// atomically, so passing a finished message between threads is safe.
+public final class Message: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    init(taking raw: OpaquePointer) {
+        self.raw = raw
+    }
+
+    init(retaining raw: OpaquePointer) {
+        self.raw = dbus_message_ref(raw)
+    }
+
+    deinit {
+        dbus_message_unref(raw)
+    }
+
+    // MARK: Building
+
+    /// A method call to `destination` (nil for a peer-to-peer connection).
+    public static func methodCall(
+        destination: String?, path: String, interface: String?, method: String,
+        arguments: [DBusValue] = []
+    ) throws(DBusError) -> Message {
+        if let destination, !BusName.isValid(destination) { throw .invalidArgs("'\(destination)' is not a valid bus name") }
+        guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
+        if let interface, !InterfaceName.isValid(interface) { throw .invalidArgs("'\(interface)' is not a valid interface name") }
+        guard MemberName.isValid(method) else { throw .invalidArgs("'\(method)' is not a valid method name") }
+        guard let raw = dbus_message_new_method_call(destination, path, interface, method) else { throw .noMemory("out of memory") }
+        let message = Message(taking: raw)
+        try Marshalling.append(arguments, to: raw)
+        return message
+    }
+
+    /// A signal emitted from `path`.
+    public static func signal(path: String, interface: String, name: String, arguments: [DBusValue] = []) throws(DBusError) -> Message {
+        guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
+        guard InterfaceName.isValid(interface) else { throw .invalidArgs("'\(interface)' is not a valid interface name") }
+        guard MemberName.isValid(name) else { throw .invalidArgs("'\(name)' is not a valid signal name") }
+        guard let raw = dbus_message_new_signal(path, interface, name) else { throw .noMemory("out of memory") }
+        let message = Message(taking: raw)
+        try Marshalling.append(arguments, to: raw)
+        return message
+    }
+
+    /// The successful reply to this method call.
+    public func makeReturn(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
+        guard let raw = dbus_message_new_method_return(raw) else { throw .noMemory("out of memory") }
+        let message = Message(taking: raw)
+        try Marshalling.append(arguments, to: raw)
+        return message
+    }
+
+    /// The error reply to this method call.
+    public func makeError(_ error: DBusError) -> Message? {
+        let name = ErrorName.isValid(error.name) ? error.name : "org.freedesktop.DBus.Error.Failed"
+        let text = error.message.replacingNUL()
+        return dbus_message_new_error(raw, name, text).map { Message(taking: $0) }
+    }
+
+    /// Asks the receiver not to send a reply (for calls whose answer nobody reads).
+    public func setNoReply(_ noReply: Bool) {
+        dbus_message_set_no_reply(raw, noReply ? 1 : 0)
+    }
+
+    /// Lets the bus start the destination service if it is not running.
+    public func setAutoStart(_ autoStart: Bool) {
+        dbus_message_set_auto_start(raw, autoStart ? 1 : 0)
+    }
+
+    // MARK: Header fields
+
+    public var type: MessageType { MessageType(rawValue: dbus_message_get_type(raw)) ?? .invalid }
+    public var path: String? { dbus_message_get_path(raw).map { String(cString: $0) } }
+    public var interface: String? { dbus_message_get_interface(raw).map { String(cString: $0) } }
+    public var member: String? { dbus_message_get_member(raw).map { String(cString: $0) } }
+    public var errorName: String? { dbus_message_get_error_name(raw).map { String(cString: $0) } }
+    public var sender: String? { dbus_message_get_sender(raw).map { String(cString: $0) } }
+    public var destination: String? { dbus_message_get_destination(raw).map { String(cString: $0) } }
+    public var signature: String { dbus_message_get_signature(raw).map { String(cString: $0) } ?? "" }
+    public var serial: UInt32 { dbus_message_get_serial(raw) }
+    public var replySerial: UInt32 { dbus_message_get_reply_serial(raw) }
+    public var expectsReply: Bool { dbus_message_get_no_reply(raw) == 0 }
+
+    /// The body, decoded. Every unix fd in it becomes a new descriptor the result owns.
+    public func arguments() -> [DBusValue] {
+        Marshalling.readArguments(of: raw)
+    }
+
+    /// For an error reply: the error it carries.
+    public var error: DBusError? {
+        guard type == .error else { return nil }
+        let text = arguments().first?.stringValue ?? ""
+        return DBusError(name: errorName ?? "org.freedesktop.DBus.Error.Failed", message: text)
+    }
+}
+
+extension String {
+    func replacingNUL() -> String {
+        guard utf8.contains(0) else { return self }
+        return String(decoding: utf8.map { $0 == 0 ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,84 @@
+/// Routes an incoming method call to the exported object at its path, answering the standard
+/// `Introspectable` and `Properties` interfaces on the object's behalf.
+enum ObjectDispatcher {
+    static let introspectable = "org.freedesktop.DBus.Introspectable"
+    static let properties = "org.freedesktop.DBus.Properties"
+    static let doctype = #"<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">"#
+
+    static func dispatch(_ message: Message, objects: [String: any DBusObject], loop: EventLoop) {
+        let path = message.path ?? "/"
+        let member = message.member ?? ""
+        let call = MethodCall(message: message, arguments: message.arguments(), loop: loop)
+
+        guard let object = objects[path] else {
+            if member == "Introspect", message.interface == nil || message.interface == introspectable {
+                call.reply([.string(parentNode(path, objectPaths: Array(objects.keys)))])
+            } else {
+                call.fail(.unknownObject("no object at path '\(path)'"))
+            }
+            return
+        }
+
+        let isIntrospect = message.interface == introspectable || (message.interface == nil && member == "Introspect")
+        if isIntrospect {
+            guard member == "Introspect" else { return call.fail(.unknownMethod("no method '\(member)' in \(introspectable)")) }
+            guard call.signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, not '\(call.signature)'")) }
+            return call.reply([.string(object.introspectionXML)])
+        }
+        if message.interface == properties {
+            answerProperties(call, object: object)
+        } else {
+            object.handle(call)
+        }
+    }
+
+    /// `Get`, `GetAll` and `Set` (every property here is read-only).
+    private static func answerProperties(_ call: MethodCall, object: any DBusObject) {
+        let arguments = call.arguments
+        switch (call.member, call.signature) {
+        case ("Get", "ss"), ("GetAll", "s"):
+            let interface = arguments[0].stringValue ?? ""
+            let wanted = arguments.count > 1 ? arguments[1].stringValue : nil
+            Task { () async -> Void in
+                do throws(DBusError) {
+                    let all = try await object.properties(of: interface)
+                    if let wanted {
+                        guard let property = all.first(where: { $0.name == wanted }) else {
+                            return call.fail(.unknownProperty("\(interface) has no property '\(wanted)'"))
+                        }
+                        call.reply([.variant(property.value)])
+                    } else {
+                        call.reply([.dictionary(key: "s", value: "v", all.map { (.string($0.name), .variant($0.value)) })])
+                    }
+                } catch {
+                    call.fail(error)
+                }
+            }
+        case ("Set", "ssv"):
+            call.fail(.propertyReadOnly("the properties of this object are read-only"))
+        case ("Get", _), ("GetAll", _), ("Set", _):
+            call.fail(.invalidArgs("wrong arguments '\(call.signature)' for \(properties).\(call.member)"))
+        default:
+            call.fail(.unknownMethod("no method '\(call.member)' in \(properties)"))
+        }
+    }
+
+    /// The introspection of a path above exported objects: just its child nodes, so tools can
+    /// walk the tree (`busctl tree`, `gdbus introspect --recurse`).
+    static func parentNode(_ path: String, objectPaths: [String]) -> String {
+        let prefix = path == "/" ? "/" : path + "/"
+        var children: [String] = []
+        for objectPath in objectPaths.sorted() where objectPath.hasPrefix(prefix) {
+            let rest = objectPath.dropFirst(prefix.count)
+            if let child = rest.split(separator: "/").first.map(String.init), !children.contains(child) {
+                children.append(child)
+            }
+        }
+        var xml = doctype + "\n<node>\n"
+        if !children.isEmpty {
+            xml += "  <interface name=\"\(introspectable)\">\n    <method name=\"Introspect\">\n      <arg name=\"xml_data\" type=\"s\" direction=\"out\"/>\n    </method>\n  </interface>\n"
+        }
+        for child in children { xml += "  <node name=\"\(child)\"/>\n" }
+        return xml + "</node>\n"
+    }
+}

@@ -1,0 +1,233 @@
+/// Which types conform to which, by the freedesktop shared-mime-info database.
+///
+/// A reader asking for `text/plain` is glad of `text/html`; one asking for
+/// `application/octet-stream` takes anything. The database (the `mime/subclasses` and
+/// `mime/aliases` files every Linux desktop installs) says which types are kinds of which,
+/// and which names are other spellings of one type. It is read directly, not through GLib,
+/// so the model needs nothing but Foundation.
+///
+/// ```swift
+/// let database = MIMEDatabase.shared
+/// database.conforms(.html, to: .plainText)                           // true
+/// database.conforms(.plainText, to: .utf8PlainText)                  // false: charset unknown
+/// database.conformanceDistance(from: .utf8PlainText, to: .plainText)  // 1
+/// database.conformanceDistance(from: .png, to: .octetStream)          // octetStreamDistance
+/// ```
+///
+/// The rules, applied in order:
+/// 1. Aliases are resolved on both sides (`application/x-pdf` is `application/pdf`); the same
+///    type conforms at distance 0.
+/// 2. Parameters: a type conforms to one asking for a subset of its parameters, so
+///    `text/plain;charset=utf-8` conforms to `text/plain` (distance + 1); a request with a
+///    parameter is satisfied only by types carrying the same parameter.
+/// 3. The essences must conform: by the database's subclass chains (transitively), every
+///    `text/*` to `text/plain`, and every type, identifiers like `com.example.todo`
+///    included, to `application/octet-stream` at ``octetStreamDistance``, the largest
+///    distance, except `inode/*` types, which are not streams of bytes.
+///
+/// The value is immutable and `Sendable`; every table is built once, when it is created.
+public struct MIMEDatabase: Sendable {
+    /// The distance at which any type conforms to `application/octet-stream`, larger than
+    /// any real subclass chain, so that bytes are the last choice.
+    public static let octetStreamDistance = 1_000
+
+    /// Whether the database files were missing and the small built-in table is in use.
+    public let isBuiltIn: Bool
+
+    /// Lowercased alias → lowercased canonical type.
+    let canonicalByAlias: [String: String]
+
+    /// Lowercased canonical type → its direct parents, canonical, in file order.
+    let parentsByType: [String: [String]]
+
+    /// Every ancestor of each type that has parents, with its distance; built once so a
+    /// lookup is two dictionary reads.
+    let ancestorsByType: [String: [String: Int]]
+
+    /// A database from the text of shared-mime-info's `subclasses` and `aliases` files.
+    ///
+    /// Each line is two types separated by a space: `child parent` in `subclasses`,
+    /// `alias canonical` in `aliases`. Blank lines and lines starting with `#` are skipped.
+    /// When an alias is listed twice, the first line wins.
+    ///
+    /// - Parameters:
+    ///   - subclasses: The text of one or more `subclasses` files, most important first.
+    ///   - aliases: The text of one or more `aliases` files, most important first.
+    public init(subclasses: String, aliases: String) {
+        self.init(subclasses: subclasses, aliases: aliases, isBuiltIn: false)
+    }
+
+    init(subclasses: String, aliases: String, isBuiltIn: Bool) {
+        self.isBuiltIn = isBuiltIn
+
+        var canonicalByAlias: [String: String] = [:]
+        for (alias, canonical) in Self.pairs(in: aliases) where alias != canonical {
+            if canonicalByAlias[alias] == nil {
+                canonicalByAlias[alias] = canonical
+            }
+        }
+        self.canonicalByAlias = canonicalByAlias
+
+        var parentsByType: [String: [String]] = [:]
+        for (child, parent) in Self.pairs(in: subclasses) {
+            let child = Self.resolve(child, in: canonicalByAlias)
+            let parent = Self.resolve(parent, in: canonicalByAlias)
+            guard child != parent else { continue }
+            if !parentsByType[child, default: []].contains(parent) {
+                parentsByType[child, default: []].append(parent)
+            }
+        }
+        self.parentsByType = parentsByType
+
+        var ancestorsByType: [String: [String: Int]] = [:]
+        for type in parentsByType.keys {
+            ancestorsByType[type] = Self.ancestors(of: type, parentsByType: parentsByType)
+        }
+        self.ancestorsByType = ancestorsByType
+    }
+
+    // MARK: Conformance
+
+    /// Whether data of `type` can serve a request for `other`.
+    ///
+    /// - Parameters:
+    ///   - type: The type offered.
+    ///   - other: The type asked for.
+    public func conforms(_ type: PasteboardType, to other: PasteboardType) -> Bool {
+        conformanceDistance(from: type, to: other) != nil
+    }
+
+    /// How far `type` is from `other` when it conforms to it: 0 for the same type, more for
+    /// each step up a subclass chain or for extra parameters, ``octetStreamDistance`` for
+    /// `application/octet-stream`; `nil` when it does not conform.
+    ///
+    /// Used to pick, among an item's types, the one closest to what was asked for.
+    ///
+    /// - Parameters:
+    ///   - type: The type offered.
+    ///   - other: The type asked for.
+    public func conformanceDistance(from type: PasteboardType, to other: PasteboardType) -> Int? {
+        if type == other { return 0 }
+        let offeredParameters = type.canonicalParameters
+        let wantedParameters = other.canonicalParameters
+        guard wantedParameters.isSubset(of: offeredParameters) else { return nil }
+        let parameterDistance = offeredParameters.count > wantedParameters.count ? 1 : 0
+
+        guard let essenceDistance = essenceDistance(from: type, to: other) else { return nil }
+        return essenceDistance + parameterDistance
+    }
+
+    /// The index of the offered type closest to `request`, the earliest on a tie (items list
+    /// their richest type first); `nil` when none conforms.
+    ///
+    /// - Parameters:
+    ///   - request: The type asked for.
+    ///   - offered: An item's types, in the item's order.
+    public func indexOfBestMatch(for request: PasteboardType, in offered: [PasteboardType]) -> Int? {
+        var best: (index: Int, distance: Int)?
+        for (index, type) in offered.enumerated() {
+            guard let distance = conformanceDistance(from: type, to: request) else { continue }
+            if best == nil || distance < best!.distance {
+                best = (index, distance)
+            }
+        }
+        return best?.index
+    }
+
+    /// The same type with its MIME essence spelled canonically (`application/x-pdf` →
+    /// `application/pdf`), parameters kept; identifiers and unaliased types are returned as
+    /// they are.
+    public func resolvingAliases(_ type: PasteboardType) -> PasteboardType {
+        guard type.isMIME else { return type }
+        let canonical = Self.resolve(type.essence, in: canonicalByAlias)
+        guard canonical != type.essence else { return type }
+        let parameters = type.rawValue.drop { $0 != ";" }
+        return (try? PasteboardType(validating: canonical + parameters)) ?? type
+    }
+
+    /// The lowercased ancestors of a MIME essence with their distances, itself excluded.
+    public func supertypes(of type: PasteboardType) -> [String: Int] {
+        guard type.isMIME else { return [:] }
+        return ancestors(ofEssence: Self.resolve(type.essence, in: canonicalByAlias))
+    }
+
+    // MARK: Essences
+
+    private func essenceDistance(from type: PasteboardType, to other: PasteboardType) -> Int? {
+        let offered = type.isMIME ? Self.resolve(type.essence, in: canonicalByAlias) : type.essence
+        let wanted = other.isMIME ? Self.resolve(other.essence, in: canonicalByAlias) : other.essence
+        if offered == wanted, type.isMIME == other.isMIME { return 0 }
+        if other.isMIME, wanted == Self.octetStream {
+            return offered.hasPrefix("inode/") ? nil : Self.octetStreamDistance
+        }
+        guard type.isMIME, other.isMIME else { return nil }
+        var distance = ancestors(ofEssence: offered)[wanted]
+        // An alias outside text/* of a text/* spelling (text/rtf → application/rtf) is still text.
+        if wanted == Self.plainText, type.essence.hasPrefix("text/") {
+            distance = min(distance ?? 1, 1)
+        }
+        return distance
+    }
+
+    private func ancestors(ofEssence essence: String) -> [String: Int] {
+        ancestorsByType[essence] ?? Self.ancestors(of: essence, parentsByType: parentsByType)
+    }
+
+    static let octetStream = "application/octet-stream"
+    static let plainText = "text/plain"
+
+    /// Breadth-first walk up the subclass graph, so each ancestor gets its shortest distance;
+    /// the visited set makes cycles in a broken database harmless.
+    static func ancestors(of type: String, parentsByType: [String: [String]]) -> [String: Int] {
+        var distances: [String: Int] = [type: 0]
+        var frontier = [type]
+        var depth = 0
+        while !frontier.isEmpty {
+            depth += 1
+            var next: [String] = []
+            for current in frontier {
+                var parents = parentsByType[current] ?? []
+                if current.hasPrefix("text/"), current != plainText {
+                    parents.append(plainText)
+                }
+                for parent in parents where distances[parent] == nil {
+                    distances[parent] = depth
+                    next.append(parent)
+                }
+            }
+            frontier = next
+        }
+        distances[type] = nil
+        return distances
+    }
+
+    /// Follows aliases to the canonical name, stopping on a loop.
+    static func resolve(_ essence: String, in canonicalByAlias: [String: String]) -> String {
+        var current = essence
+        var seen: Set<String> = [essence]
+        while let next = canonicalByAlias[current], seen.insert(next).inserted {
+            current = next
+        }
+        return current
+    }
+
+    /// The `first second` pairs of a shared-mime-info file, lowercased.
+    static func pairs(in text: String) -> [(String, String)] {
+        text.split(whereSeparator: \.isNewline).compactMap { line in
+            let fields = line.split(whereSeparator: \.isWhitespace)
+            guard fields.count >= 2, !fields[0].hasPrefix("#") else { return nil }
+            return (fields[0].lowercased(), fields[1].lowercased())
+        }
+    }
+}
+
+extension PasteboardType {
+    /// The parameters as canonical `name=value` strings, for comparing parameter sets.
+    var canonicalParameters: Set<String> {
+        Set(
+            parameters.map { parameter in
+                let value = parameter.name == "charset" ? parameter.value.lowercased() : parameter.value
+                return parameter.name + "=" + TypeSyntax.canonicalValue(value)
+            })
+    }
+}

@@ -1,0 +1,115 @@
+/// The name of a pasteboard: the key under which its contents are kept.
+///
+/// A valid name is 1 to 255 bytes of UTF-8 with no control characters (U+0000–U+001F,
+/// U+007F–U+009F). The bound keeps names usable as keys in storage and in messages; the ban
+/// on control characters keeps them printable in `pbctl list` and in logs.
+///
+/// ```swift
+/// try PasteboardName(validating: "general")        // ok
+/// try PasteboardName(validating: "Notes – drafts") // ok: any printable Unicode
+/// try PasteboardName(validating: "")               // throws InvalidName
+/// try PasteboardName(validating: "a\tb")           // throws InvalidName
+/// ```
+///
+/// Two names are equal when their UTF-8 bytes are equal. Swift's `String` equality would
+/// treat canonically equivalent spellings (`"é"` and `"e\u{301}"`) as one, but the bus and the
+/// store see bytes, so the model does too.
+public struct PasteboardName: Hashable, Sendable, CustomStringConvertible {
+    /// The name exactly as given.
+    public let rawValue: String
+
+    /// The longest name allowed, in UTF-8 bytes.
+    public static let maximumByteCount = 255
+
+    /// Validates a name.
+    ///
+    /// - Parameter name: The name as the caller spelled it.
+    /// - Throws: ``PasteboardError/Code/invalidName`` with a message saying what was wrong
+    ///   and the rule, when the name is empty, longer than 255 bytes, or has a control
+    ///   character.
+    public init(validating name: String) throws(PasteboardError) {
+        try Self.validate(name)
+        rawValue = name
+    }
+
+    /// A name known to be valid (the standard names).
+    private init(standard name: String) {
+        rawValue = name
+    }
+
+    public var description: String {
+        rawValue
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in rawValue.utf8 {
+            hasher.combine(byte)
+        }
+    }
+
+    private static let rule =
+        "a pasteboard name is 1 to 255 bytes of UTF-8 without control characters, such as \"general\""
+
+    private static func validate(_ name: String) throws(PasteboardError) {
+        let byteCount = name.utf8.count
+        if byteCount == 0 {
+            throw .invalidName("The pasteboard name is empty; \(rule).")
+        }
+        if byteCount > maximumByteCount {
+            throw .invalidName(
+                "The pasteboard name \(MessageText.quoted(name)) is \(byteCount) bytes long; \(rule).")
+        }
+        var offset = 0
+        for scalar in name.unicodeScalars {
+            if (0x00...0x1F).contains(scalar.value) || (0x7F...0x9F).contains(scalar.value) {
+                throw .invalidName(
+                    "The pasteboard name \(MessageText.quoted(name)) contains the control character "
+                        + "\(MessageText.codePoint(scalar.value)) at byte \(offset); \(rule).")
+            }
+            offset += String(scalar).utf8.count
+        }
+    }
+}
+
+// MARK: - Standard names
+
+extension PasteboardName {
+    /// The default pasteboard, for copy and paste.
+    public static let general = PasteboardName(standard: "general")
+    /// The text of the last search, shared between applications (NSPasteboard `.find`).
+    public static let find = PasteboardName(standard: "find")
+    /// The data of a drag in progress (NSPasteboard `.drag`).
+    public static let drag = PasteboardName(standard: "drag")
+    /// Copied font attributes (NSPasteboard `.font`).
+    public static let font = PasteboardName(standard: "font")
+    /// Copied paragraph attributes (NSPasteboard `.ruler`).
+    public static let ruler = PasteboardName(standard: "ruler")
+
+    /// The standard names, `general` first.
+    public static let standardNames: [PasteboardName] = [.general, .find, .drag, .font, .ruler]
+
+    /// Whether this is one of ``standardNames``.
+    public var isStandard: Bool {
+        Self.standardNames.contains(self)
+    }
+}
+
+// MARK: - Codable
+
+extension PasteboardName: Codable {
+    /// Decodes a name from a single string, validating it as ``init(validating:)`` does.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        try self.init(validating: container.decode(String.self))
+    }
+
+    /// Encodes the name as a single string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

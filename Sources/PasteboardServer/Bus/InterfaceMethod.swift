@@ -1,0 +1,71 @@
+/// The methods of `org.pasteboardd.Pasteboard1`, with the signatures the contract fixes.
+///
+/// A test checks this table against `dbus/org.pasteboardd.Pasteboard1.xml`, the interface's
+/// source of truth.
+enum InterfaceMethod: String, CaseIterable {
+    case listPasteboards = "ListPasteboards"
+    case changeCount = "ChangeCount"
+    case clearContents = "ClearContents"
+    case writeItems = "WriteItems"
+    case writeItemsFd = "WriteItemsFd"
+    case types = "Types"
+    case items = "Items"
+    case availableType = "AvailableType"
+    case canRead = "CanRead"
+    case readData = "ReadData"
+    case readBest = "ReadBest"
+    case readFd = "ReadFd"
+    case writePromised = "WritePromised"
+    case createUnique = "CreateUnique"
+    case remove = "Remove"
+    case history = "History"
+    case restore = "Restore"
+
+    /// The input signature, checked before anything else.
+    var inSignature: String {
+        switch self {
+        case .listPasteboards, .createUnique: ""
+        case .changeCount, .clearContents, .types, .items, .remove: "s"
+        case .writeItems: "saa{say}a{sv}"
+        case .writeItemsFd: "saa{sh}a{sv}"
+        case .availableType, .canRead: "sas"
+        case .readData, .readFd: "sust"
+        case .readBest: "suast"
+        case .writePromised: "saasa{sv}"
+        case .history: "su"
+        case .restore: "st"
+        }
+    }
+
+    var outSignature: String {
+        switch self {
+        case .listPasteboards: "as"
+        case .changeCount, .clearContents, .writeItems, .writeItemsFd, .writePromised, .restore: "t"
+        case .types: "tas"
+        case .items: "taa{sv}"
+        case .availableType, .createUnique: "s"
+        case .canRead: "b"
+        case .readData: "tay"
+        case .readBest: "tsay"
+        case .readFd: "th"
+        case .remove: ""
+        case .history: "a(txas)"
+        }
+    }
+
+    /// How the contract writes the arguments, for error messages.
+    var inArguments: String {
+        switch self {
+        case .listPasteboards, .createUnique: "no arguments"
+        case .changeCount, .clearContents, .types, .items, .remove: "(s name)"
+        case .writeItems: "(s name, aa{say} items, a{sv} options)"
+        case .writeItemsFd: "(s name, aa{sh} items, a{sv} options)"
+        case .availableType, .canRead: "(s name, as types)"
+        case .readData, .readFd: "(s name, u item, s type, t expect)"
+        case .readBest: "(s name, u item, as types, t expect)"
+        case .writePromised: "(s name, aas itemTypes, a{sv} options)"
+        case .history: "(s name, u limit)"
+        case .restore: "(s name, t count)"
+        }
+    }
+}

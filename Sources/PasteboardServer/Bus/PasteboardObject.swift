@@ -1,0 +1,272 @@
+import DBus
+import Dispatch
+import Foundation
+import PasteboardModel
+import Synchronization
+
+/// `/org/pasteboardd/Pasteboard1`: decodes each call, hands it to the ``PasteboardService`` queue
+/// in arrival order, and answers with the reply and then the signals the call caused.
+///
+/// ``handle(_:)`` runs on the bus thread and only checks signatures and enqueues; slow work
+/// (reading a client's descriptor, reading a blob file) runs on transfer threads.
+final class PasteboardObject: DBusObject {
+    static let path = "/org/pasteboardd/Pasteboard1"
+    static let interface = "org.pasteboardd.Pasteboard1"
+    static let version = "0.1.0"
+
+    let introspectionXML = String(decoding: PackageResources.org_pasteboardd_Pasteboard1_xml, as: UTF8.self)
+    private let service: PasteboardService
+    private let connection: Connection
+    private let transfers = Atomic<UInt64>(0)
+
+    init(service: PasteboardService, connection: Connection) {
+        self.service = service
+        self.connection = connection
+    }
+
+    // MARK: Dispatch
+
+    func handle(_ call: MethodCall) {
+        if let interface = call.interface, interface != Self.interface {
+            return call.fail(.unknownInterface("this object has no interface '\(interface)'"))
+        }
+        guard let method = InterfaceMethod(rawValue: call.member) else {
+            return call.fail(.unknownMethod("\(Self.interface) has no method '\(call.member)'"))
+        }
+        guard call.signature == method.inSignature else {
+            return fail(call, .invalidArgument("\(method.rawValue) takes \(method.inArguments), not '\(call.signature)'"))
+        }
+        let arguments = call.arguments
+        switch method {
+        case .writeItemsFd:
+            writeItemsFd(call, arguments)
+        default:
+            service.queue.async { [self] in
+                do throws(PasteboardError) {
+                    try answer(method, call, arguments)
+                } catch {
+                    fail(call, error)
+                }
+            }
+        }
+    }
+
+    /// Everything but `WriteItemsFd`, on the service queue.
+    private func answer(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) throws(PasteboardError) {
+        switch method {
+        case .listPasteboards:
+            call.reply([.strings(service.names().map(\.rawValue))])
+        case .changeCount:
+            call.reply([.uint64(service.entry(try Arguments.name(arguments[0])).count)])
+        case .clearContents:
+            let change = try service.clear(try Arguments.name(arguments[0]))
+            call.reply([.uint64(change.count)], followedBy: signals(for: change))
+        case .writeItems:
+            let name = try Arguments.name(arguments[0])
+            let items = try inlineItems(arguments[1])
+            let options = try Arguments.writeOptions(arguments[2])
+            let change = try service.write(name, items: items, options: options)
+            call.reply([.uint64(change.count)], followedBy: signals(for: change))
+        case .types:
+            let entry = service.entry(try Arguments.name(arguments[0]))
+            call.reply([.uint64(entry.count), .strings(entry.types.map(\.rawValue))])
+        case .items:
+            let entry = service.entry(try Arguments.name(arguments[0]))
+            let items: [DBusValue] = entry.items.map { item in
+                .dictionary(key: "s", value: "v", [
+                    (.string("types"), .variant(.strings(item.types.map(\.rawValue)))),
+                    (.string("sizes"), .variant(.array(element: "x", item.representations.map { .int64(Int64($0.size)) }))),
+                ])
+            }
+            call.reply([.uint64(entry.count), .array(element: "a{sv}", items)])
+        case .availableType:
+            let name = try Arguments.name(arguments[0])
+            let requested = try Arguments.types(arguments[1])
+            let index = service.availableType(name, from: requested)
+            call.reply([.string(index.map { arguments[1].stringArrayValue![$0] } ?? "")])
+        case .canRead:
+            let name = try Arguments.name(arguments[0])
+            let requested = try Arguments.types(arguments[1])
+            call.reply([.boolean(service.availableType(name, from: requested) != nil)])
+        case .readData:
+            let (count, representation) = try service.read(
+                try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
+                expect: arguments[3].uint64Value!)
+            try replyInline(call, representation) { [.uint64(count), .bytes($0)] }
+        case .readBest:
+            let (count, representation) = try service.readBest(
+                try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, types: try Arguments.types(arguments[2]),
+                expect: arguments[3].uint64Value!)
+            try replyInline(call, representation) { [.uint64(count), .string(representation.type.rawValue), .bytes($0)] }
+        case .readFd:
+            let (count, representation) = try service.read(
+                try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
+                expect: arguments[3].uint64Value!)
+            offload(call) { () throws(PasteboardError) in
+                [.uint64(count), .unixFD(try DescriptorSource.descriptor(for: representation.payload))]
+            }
+        case .createUnique:
+            call.reply([.string(service.uniqueName().rawValue)])
+        case .remove:
+            let change = try service.remove(try Arguments.name(arguments[0]))
+            call.reply([], followedBy: change.map(signals(for:)) ?? [])
+        case .writePromised, .history, .restore:
+            throw .invalidArgument("\(method.rawValue) is not supported by this version of pasteboardd yet")
+        case .writeItemsFd:
+            preconditionFailure("WriteItemsFd is handled off the service queue")
+        }
+    }
+
+    // MARK: Writing
+
+    /// The items of `WriteItems`; data over `max-inline-bytes` is refused.
+    private func inlineItems(_ value: DBusValue) throws(PasteboardError) -> [Item] {
+        var items: [Item] = []
+        for (index, element) in (value.arrayValue ?? []).enumerated() {
+            var representations: [Representation] = []
+            for (key, data) in element.dictionaryEntries ?? [] {
+                let type = try Arguments.type(key)
+                let bytes = data.bytesValue ?? []
+                if UInt64(bytes.count) > service.limits.maxInlineBytes {
+                    throw .tooLarge("item \(index) has \(bytes.count) bytes of \(type); data over \(service.limits.maxInlineBytes) bytes (max-inline-bytes) must be written with WriteItemsFd")
+                }
+                representations.append(Representation(type: type, payload: try service.payloads.payload(for: bytes)))
+            }
+            items.append(Item(representations: representations))
+        }
+        return items
+    }
+
+    /// Reads every descriptor on a transfer thread, then commits on the service queue.
+    private func writeItemsFd(_ call: MethodCall, _ arguments: [DBusValue]) {
+        let limit = service.limits.maxTransfers
+        guard transfers.add(1, ordering: .relaxed).newValue <= limit else {
+            transfers.subtract(1, ordering: .relaxed)
+            return fail(call, .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished"))
+        }
+        Thread.detachNewThread { [self] in
+            defer { transfers.subtract(1, ordering: .relaxed) }
+            let prepared: (PasteboardName, [Item], WriteOptions)
+            do throws(PasteboardError) {
+                let name = try Arguments.name(arguments[0])
+                let options = try Arguments.writeOptions(arguments[2])
+                prepared = (name, try descriptorItems(arguments[1]), options)
+            } catch {
+                return fail(call, error)
+            }
+            // A pipe reads as complete when its writer dies; commit only if the writer is
+            // still there to have closed it on purpose.
+            Task {
+                let owner = try? await connection.nameOwner(call.sender)
+                service.queue.async { [self] in
+                    do throws(PasteboardError) {
+                        guard owner != nil else { return }
+                        let change = try service.write(prepared.0, items: prepared.1, options: prepared.2)
+                        call.reply([.uint64(change.count)], followedBy: signals(for: change))
+                    } catch {
+                        fail(call, error)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The items of `WriteItemsFd`, each descriptor read to its end. The same open file given
+    /// for several types is read once and offered under each.
+    private func descriptorItems(_ value: DBusValue) throws(PasteboardError) -> [Item] {
+        let reader = DescriptorReader(
+            payloads: service.payloads, maxBytes: service.limits.maxItemBytes,
+            idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
+        var alreadyRead: [FileIdentity: Payload] = [:]
+        var items: [Item] = []
+        for (index, element) in (value.arrayValue ?? []).enumerated() {
+            var representations: [Representation] = []
+            for (key, descriptor) in element.dictionaryEntries ?? [] {
+                let type = try Arguments.type(key)
+                guard let fd = descriptor.fileDescriptorValue else { throw .invalidArgument("item \(index) has no descriptor for \(type)") }
+                let identity = FileIdentity(fd)
+                let payload: Payload
+                if let identity, let known = alreadyRead[identity] {
+                    payload = known
+                } else {
+                    payload = try reader.read(fd, label: "\(type) of item \(index)")
+                    if let identity { alreadyRead[identity] = payload }
+                }
+                representations.append(Representation(type: type, payload: payload))
+            }
+            items.append(Item(representations: representations))
+        }
+        return items
+    }
+
+    // MARK: Replying
+
+    private func signals(for change: Change) -> [Message] {
+        var messages: [Message] = []
+        if let changed = try? Message.signal(
+            path: Self.path, interface: Self.interface, name: "Changed",
+            arguments: [.string(change.name.rawValue), .uint64(change.count), .strings(change.types.map(\.rawValue))])
+        {
+            messages.append(changed)
+        }
+        if change.removed, let removed = try? Message.signal(path: Self.path, interface: Self.interface, name: "Removed", arguments: [.string(change.name.rawValue)]) {
+            messages.append(removed)
+        }
+        return messages
+    }
+
+    /// Replies with the representation's bytes, read from disk off the service queue if need be.
+    private func replyInline(_ call: MethodCall, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
+        let limit = service.limits.maxInlineBytes
+        guard representation.size <= limit else {
+            throw .tooLarge("the \(representation.type) data is \(representation.size) bytes, over \(limit) (max-inline-bytes); read it with ReadFd")
+        }
+        if case .inline(let bytes) = representation.payload {
+            return call.reply(values(bytes))
+        }
+        offload(call) { () throws(PasteboardError) in values(try DescriptorSource.bytes(of: representation.payload)) }
+    }
+
+    /// Computes a reply on a global queue (disk reads, descriptor setup).
+    private func offload(_ call: MethodCall, _ work: @escaping @Sendable () throws(PasteboardError) -> [DBusValue]) {
+        DispatchQueue.global().async { [self] in
+            do throws(PasteboardError) {
+                call.reply(try work())
+            } catch {
+                fail(call, error)
+            }
+        }
+    }
+
+    private func fail(_ call: MethodCall, _ error: PasteboardError) {
+        call.fail(DBusError(name: error.code.dbusErrorName, message: error.message))
+    }
+
+    // MARK: Properties
+
+    func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] {
+        guard interface == Self.interface else { throw .unknownInterface("this object has no interface '\(interface)'") }
+        let names = await withCheckedContinuation { done in
+            service.queue.async { done.resume(returning: self.service.names().map(\.rawValue)) }
+        }
+        let limits = service.limits
+        return [
+            ("Version", .string(Self.version)),
+            ("Pasteboards", .strings(names)),
+            ("Limits", .dictionary(key: "s", value: "t", Limits.keys.map { (.string($0), .uint64(limits[$0])) })),
+        ]
+    }
+}
+
+/// An open file's identity (device and inode), to notice one file passed for several types.
+struct FileIdentity: Hashable {
+    let device: UInt64
+    let inode: UInt64
+
+    init?(_ descriptor: UnixFileDescriptor) {
+        var info = stat()
+        guard fstat(descriptor.rawValue, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+}

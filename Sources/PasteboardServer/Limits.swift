@@ -1,0 +1,95 @@
+import PasteboardModel
+
+/// The limits that keep the server alive under abuse, reported by the `Limits` property and
+/// set with `--limit KEY=VALUE`.
+///
+/// Every limit is a whole number; byte counts accept the suffixes `K`, `M`, `G` (powers of 1024)
+/// and times are in milliseconds.
+public struct Limits: Sendable, Equatable {
+    /// The values by key, every key of ``Limits/defaults`` present.
+    public private(set) var values: [String: UInt64]
+
+    /// The keys in the order the `Limits` property lists them.
+    public static let keys: [String] = [
+        "max-item-bytes", "max-inline-bytes", "max-pasteboard-bytes", "max-items", "max-pasteboards",
+        "history-depth", "max-types-per-item", "transfer-idle-timeout-ms", "max-transfers",
+    ]
+
+    /// Defaults for a desktop: a 1 GiB image or video fits, a runaway client does not take the disk.
+    public static let defaults: [String: UInt64] = [
+        // The sum of one item's representations.
+        "max-item-bytes": 2 << 30,
+        // Data passed as `ay` in either direction; larger data travels by file descriptor.
+        "max-inline-bytes": 4 << 20,
+        // Everything one pasteboard holds.
+        "max-pasteboard-bytes": 4 << 30,
+        // Items on one pasteboard.
+        "max-items": 1024,
+        // Names written and not removed.
+        "max-pasteboards": 65536,
+        // Earlier generations kept per pasteboard (besides the current one).
+        "history-depth": 32,
+        // Types offered by one item.
+        "max-types-per-item": 64,
+        // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up.
+        "transfer-idle-timeout-ms": 30_000,
+        // File-descriptor transfers in progress at once, over all clients.
+        "max-transfers": 64,
+    ]
+
+    public init() {
+        values = Self.defaults
+    }
+
+    public subscript(key: String) -> UInt64 {
+        values[key] ?? 0
+    }
+
+    public var maxItemBytes: UInt64 { self["max-item-bytes"] }
+    public var maxInlineBytes: UInt64 { self["max-inline-bytes"] }
+    public var maxPasteboardBytes: UInt64 { self["max-pasteboard-bytes"] }
+    public var maxItems: UInt64 { self["max-items"] }
+    public var maxPasteboards: UInt64 { self["max-pasteboards"] }
+    public var historyDepth: UInt64 { self["history-depth"] }
+    public var maxTypesPerItem: UInt64 { self["max-types-per-item"] }
+    public var transferIdleTimeoutMilliseconds: UInt64 { self["transfer-idle-timeout-ms"] }
+    public var maxTransfers: UInt64 { self["max-transfers"] }
+
+    /// Applies one `KEY=VALUE` setting.
+    ///
+    /// - Throws: a message naming the valid keys, or saying what a value must look like.
+    public mutating func apply(_ setting: String) throws(LimitError) {
+        guard let equals = setting.firstIndex(of: "=") else {
+            throw LimitError("'\(setting)' is not KEY=VALUE (for example max-items=100)")
+        }
+        let key = String(setting[..<equals])
+        let text = String(setting[setting.index(after: equals)...])
+        guard Self.defaults[key] != nil else {
+            throw LimitError("unknown limit '\(key)'; the limits are: \(Self.keys.joined(separator: ", "))")
+        }
+        guard let value = Self.parse(text) else {
+            throw LimitError("'\(text)' is not a whole number for \(key) (byte counts may end in K, M or G)")
+        }
+        values[key] = value
+    }
+
+    static func parse(_ text: String) -> UInt64? {
+        var digits = Substring(text)
+        var multiplier: UInt64 = 1
+        for (suffix, factor) in [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)] as [(String, UInt64)]
+        where digits.hasSuffix(suffix) {
+            digits = digits.dropLast(suffix.count)
+            multiplier = factor
+            break
+        }
+        guard let value = UInt64(digits) else { return nil }
+        let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
+        return overflow ? nil : product
+    }
+}
+
+/// A `--limit` setting that could not be applied.
+public struct LimitError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,47 @@
+import PasteboardModel
+
+/// One type of an item and its data.
+struct Representation: Sendable {
+    let type: PasteboardType
+    let payload: Payload
+
+    var size: UInt64 { payload.size }
+}
+
+/// One item: the same thing in several representations, richest first.
+struct Item: Sendable {
+    var representations: [Representation]
+
+    var types: [PasteboardType] { representations.map(\.type) }
+    var byteCount: UInt64 { representations.reduce(0) { $0 + $1.size } }
+
+    /// The representation of exactly `type` (any spelling of it).
+    func representation(of type: PasteboardType) -> Representation? {
+        representations.first { $0.type == type }
+    }
+}
+
+/// What one name holds: its items and its change count.
+struct PasteboardEntry: Sendable {
+    /// Never goes backwards, not even across `Remove` or a restart.
+    var count: UInt64 = 0
+    var items: [Item] = []
+    /// Written and not removed since: listed by `ListPasteboards`.
+    var isListed = false
+    /// Unix time in milliseconds of the last change.
+    var changedAt: UInt64 = 0
+
+    var byteCount: UInt64 { items.reduce(0) { $0 + $1.byteCount } }
+
+    /// Every type of every item, first item first, without repeats.
+    var types: [PasteboardType] {
+        var seen = Set<PasteboardType>()
+        var result: [PasteboardType] = []
+        for item in items {
+            for type in item.types where seen.insert(type).inserted {
+                result.append(type)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,190 @@
+import Dispatch
+import Logging
+import PasteboardModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pasteboards: every rule of the model, applied in memory and committed to the ``Store``.
+///
+/// All state is confined to ``queue``: the bus interface submits each call there in the order
+/// the calls arrived, so a client that sends a write and then a read without waiting reads what
+/// it wrote. Work that can be slow (streaming a descriptor, reading a blob file) happens
+/// elsewhere; what runs here is bookkeeping and one short SQLite transaction per change.
+///
+/// `@unchecked Sendable`: every member except the immutable ones is touched only on `queue`.
+final class PasteboardService: @unchecked Sendable {
+    let queue = DispatchQueue(label: "org.pasteboardd.service")
+    let limits: Limits
+    let payloads: PayloadWriter
+    private let store: Store
+    private let types = MIMEDatabase.shared
+    private let logger: Logger
+    private var entries: [PasteboardName: PasteboardEntry]
+
+    init(store: Store, limits: Limits, logger: Logger) throws {
+        self.store = store
+        self.limits = limits
+        self.logger = logger
+        payloads = PayloadWriter(blobDirectory: store.blobDirectory)
+        let loaded = try store.load()
+        for problem in loaded.problems {
+            logger.error("store: \(problem)")
+        }
+        entries = loaded.entries
+        var referenced = Set<String>()
+        for entry in entries.values {
+            for item in entry.items {
+                for representation in item.representations {
+                    if case .file(let blob) = representation.payload { referenced.insert(blob.id) }
+                }
+            }
+        }
+        let orphans = store.removeOrphanBlobs(keeping: referenced)
+        if orphans > 0 {
+            logger.notice("store: deleted \(orphans) blob file(s) left by an interrupted write")
+        }
+    }
+
+    // MARK: Reading (on `queue`)
+
+    /// Every name written and not removed since, sorted.
+    func names() -> [PasteboardName] {
+        entries.filter(\.value.isListed).keys.sorted { $0.rawValue < $1.rawValue }
+    }
+
+    func entry(_ name: PasteboardName) -> PasteboardEntry {
+        entries[name] ?? PasteboardEntry()
+    }
+
+    /// The first of `requested` that some item satisfies by conformance.
+    func availableType(_ name: PasteboardName, from requested: [PasteboardType]) -> Int? {
+        let offered = entry(name).items.map(\.types)
+        return requested.firstIndex { request in
+            offered.contains { types.indexOfBestMatch(for: request, in: $0) != nil }
+        }
+    }
+
+    /// The representation of exactly `type` in item `index`.
+    func read(_ name: PasteboardName, item index: UInt32, type: PasteboardType, expect: UInt64) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
+        let (entry, item) = try locate(name, item: index, expect: expect)
+        guard let representation = item.representation(of: type) else {
+            throw .noSuchType("item \(index) of '\(name)' has no \(type) data; it offers \(Self.list(item.types))")
+        }
+        return (entry.count, representation)
+    }
+
+    /// The item's own type that best satisfies the first satisfiable entry of `requested`.
+    func readBest(_ name: PasteboardName, item index: UInt32, types requested: [PasteboardType], expect: UInt64) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
+        let (entry, item) = try locate(name, item: index, expect: expect)
+        let offered = item.types
+        for request in requested {
+            if let best = types.indexOfBestMatch(for: request, in: offered) {
+                return (entry.count, item.representations[best])
+            }
+        }
+        throw .noSuchType("item \(index) of '\(name)' has nothing conforming to \(Self.list(requested)); it offers \(Self.list(offered))")
+    }
+
+    private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64) throws(PasteboardError) -> (PasteboardEntry, Item) {
+        let entry = entry(name)
+        if expect != 0, expect != entry.count {
+            throw .stale("'\(name)' changed: its change count is \(entry.count), not \(expect); read its items again")
+        }
+        guard Int(index) < entry.items.count else {
+            throw .noSuchItem(entry.items.isEmpty
+                ? "'\(name)' is empty"
+                : "'\(name)' has \(entry.items.count) item(s), numbered from 0; there is no item \(index)")
+        }
+        return (entry, entry.items[Int(index)])
+    }
+
+    /// A name nobody has used.
+    func uniqueName() -> PasteboardName {
+        while true {
+            let candidate = try! PasteboardName(validating: "unique-" + Store.randomID())
+            if entries[candidate] == nil { return candidate }
+        }
+    }
+
+    // MARK: Changing (on `queue`)
+
+    func clear(_ name: PasteboardName) throws(PasteboardError) -> Change {
+        try write(name, items: [], options: WriteOptions())
+    }
+
+    /// Replaces (or, with `append`, extends) the contents, atomically and durably.
+    func write(_ name: PasteboardName, items newItems: [Item], options: WriteOptions) throws(PasteboardError) -> Change {
+        var entry = entry(name)
+        for (index, item) in newItems.enumerated() {
+            try check(item, index: index)
+        }
+        if let expected = options.ifChangeCount, expected != entry.count {
+            throw .conflict("'\(name)' is at change count \(entry.count), not \(expected); read it again and retry")
+        }
+        if !entry.isListed, UInt64(entries.count(where: { $0.value.isListed })) >= limits.maxPasteboards {
+            throw .quotaExceeded("there are already \(limits.maxPasteboards) pasteboards (max-pasteboards); remove some first")
+        }
+        let items = options.append ? entry.items + newItems : newItems
+        if UInt64(items.count) > limits.maxItems {
+            throw .quotaExceeded("'\(name)' would hold \(items.count) items; the limit is \(limits.maxItems) (max-items)")
+        }
+        let total = items.reduce(0) { $0 + $1.byteCount }
+        if total > limits.maxPasteboardBytes {
+            throw .quotaExceeded("'\(name)' would hold \(total) bytes; the limit is \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
+        }
+        entry.items = items
+        entry.isListed = true
+        return try commit(name, entry)
+    }
+
+    /// Drops the contents of a listed name; nothing happens (nil) for a name that holds nothing.
+    func remove(_ name: PasteboardName) throws(PasteboardError) -> Change? {
+        var entry = entry(name)
+        guard entry.isListed else { return nil }
+        entry.items = []
+        entry.isListed = false
+        return try commit(name, entry, removed: true)
+    }
+
+    private func check(_ item: Item, index: Int) throws(PasteboardError) {
+        guard !item.representations.isEmpty else {
+            throw .invalidArgument("item \(index) has no types; every item needs at least one")
+        }
+        if UInt64(item.representations.count) > limits.maxTypesPerItem {
+            throw .tooLarge("item \(index) has \(item.representations.count) types; the limit is \(limits.maxTypesPerItem) (max-types-per-item)")
+        }
+        var seen = Set<PasteboardType>()
+        for type in item.types where !seen.insert(type).inserted {
+            throw .invalidArgument("item \(index) lists \(type) twice; give each type once")
+        }
+        if item.byteCount > limits.maxItemBytes {
+            throw .tooLarge("item \(index) holds \(item.byteCount) bytes; the limit is \(limits.maxItemBytes) (max-item-bytes)")
+        }
+    }
+
+    private func commit(_ name: PasteboardName, _ proposed: PasteboardEntry, removed: Bool = false) throws(PasteboardError) -> Change {
+        var entry = proposed
+        entry.count += 1
+        entry.changedAt = Self.nowMilliseconds()
+        do {
+            try store.save(name, entry)
+        } catch {
+            logger.error("store: could not save '\(name)': \(error)")
+            throw .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
+        }
+        entries[name] = entry
+        return Change(name: name, count: entry.count, types: removed ? [] : entry.types, removed: removed)
+    }
+
+    static func nowMilliseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return UInt64(spec.tv_sec) * 1000 + UInt64(spec.tv_nsec) / 1_000_000
+    }
+
+    static func list(_ types: [PasteboardType]) -> String {
+        types.isEmpty ? "nothing" : types.map(\.rawValue).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where one representation's bytes live.
+///
+/// Small data stays in memory, where reads cost nothing; anything larger lives in a file of its
+/// own under the state directory, so the server's memory does not grow with what it holds and
+/// a large item is served by handing out a descriptor of that file.
+enum Payload: Sendable {
+    case inline([UInt8])
+    case file(Blob)
+
+    /// Data up to this size is kept in memory (and inside the database); larger data in a file.
+    static let inlineThreshold = 64 * 1024
+
+    var size: UInt64 {
+        switch self {
+        case .inline(let bytes): UInt64(bytes.count)
+        case .file(let blob): blob.size
+        }
+    }
+}
+
+/// A file holding one payload, deleted when nothing refers to it any more.
+///
+/// Blob files are written once and never changed, so a descriptor handed to a reader stays
+/// valid and consistent even if the pasteboard changes (or the file is deleted) meanwhile.
+final class Blob: Sendable {
+    /// The file's name inside the blob directory.
+    let id: String
+    let path: String
+    let size: UInt64
+
+    init(id: String, directory: String, size: UInt64) {
+        self.id = id
+        self.path = directory + "/" + id
+        self.size = size
+    }
+
+    deinit {
+        unlink(path)
+    }
+}

@@ -1,0 +1,109 @@
+import DBus
+import Foundation
+import Logging
+import PasteboardModel
+
+/// The pasteboard server: the store, the service and the bus object, started in the order that
+/// keeps two servers from ever sharing a state directory or a bus name.
+///
+/// ```swift
+/// let server = try await PasteboardServer.start(PasteboardServer.Configuration(), logger: logger)
+/// await server.waitUntilDisconnected()
+/// ```
+public final class PasteboardServer: Sendable {
+    /// The well-known name the server owns.
+    public static let busName = "org.pasteboardd.Pasteboard1"
+
+    public struct Configuration: Sendable {
+        /// The bus to serve on; nil for the session bus.
+        public var address: String?
+        /// Where the pasteboards are kept.
+        public var stateDirectory: String
+        public var limits: Limits
+
+        public init(address: String? = nil, stateDirectory: String = Configuration.defaultStateDirectory(), limits: Limits = Limits()) {
+            self.address = address
+            self.stateDirectory = stateDirectory
+            self.limits = limits
+        }
+
+        /// `$XDG_STATE_HOME/pasteboardd`, else `~/.local/state/pasteboardd`.
+        public static func defaultStateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+                return state + "/pasteboardd"
+            }
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return home + "/.local/state/pasteboardd"
+        }
+    }
+
+    /// Why the server could not start, in words for the person who started it.
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private let connection: Connection
+    private let service: PasteboardService
+    private let lock: StateLock
+
+    private init(connection: Connection, service: PasteboardService, lock: StateLock) {
+        self.connection = connection
+        self.service = service
+        self.lock = lock
+    }
+
+    /// Opens the store, connects, exports the object and takes the bus name: once this returns
+    /// the server is ready.
+    public static func start(_ configuration: Configuration, logger: Logger) async throws(StartError) -> PasteboardServer {
+        let lock: StateLock
+        let service: PasteboardService
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            lock = try StateLock(directory: configuration.stateDirectory)
+            service = try PasteboardService(store: try Store(directory: configuration.stateDirectory), limits: configuration.limits, logger: logger)
+        } catch {
+            throw StartError(description: "cannot use the state directory \(configuration.stateDirectory): \(error)")
+        }
+
+        let connection: Connection
+        do {
+            connection = try Connection.connect(address: configuration.address)
+        } catch {
+            throw StartError(description: "cannot connect to the bus: \(error.message)")
+        }
+        guard connection.canPassFileDescriptors else {
+            throw StartError(description: "the bus at \(connection.address) cannot pass file descriptors, which pasteboardd needs")
+        }
+        do {
+            try connection.export(PasteboardObject(service: service, connection: connection), at: PasteboardObject.path)
+            switch try await connection.requestName(busName) {
+            case .primaryOwner, .alreadyOwner:
+                break
+            case .exists, .inQueue:
+                let owner = (try? await connection.nameOwner(busName)) ?? nil
+                throw StartError(description: "the name \(busName) is already taken on the bus \(connection.address)\(owner.map { " (by \($0))" } ?? ""): another pasteboardd is running there")
+            }
+        } catch let error as StartError {
+            throw error
+        } catch {
+            throw StartError(description: "cannot take the name \(busName): \(error)")
+        }
+        logger.info("serving \(busName) on \(connection.address), state in \(configuration.stateDirectory)")
+        return PasteboardServer(connection: connection, service: service, lock: lock)
+    }
+
+    /// Waits until the bus connection is lost.
+    public func waitUntilDisconnected() async {
+        await connection.waitUntilDisconnected()
+    }
+
+    /// Finishes the changes in progress, then closes the connection.
+    public func stop() async {
+        await withCheckedContinuation { done in
+            service.queue.async { done.resume() }
+        }
+        connection.close()
+        await connection.waitUntilDisconnected()
+        _ = lock
+    }
+}

@@ -1,0 +1,56 @@
+import CDBus
+import DBus
+import PasteboardModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes the descriptor `ReadFd` hands out, and reads payloads back into memory.
+///
+/// A payload in a blob file is served by opening that file read-only: the reader gets the bytes
+/// at the speed of the page cache, no server thread copies them, and a reader that never reads
+/// costs the server nothing. An in-memory payload is copied once into a sealed memfd.
+enum DescriptorSource {
+    static func descriptor(for payload: Payload) throws(PasteboardError) -> UnixFileDescriptor {
+        switch payload {
+        case .file(let blob):
+            let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw unavailable(errno) }
+            return UnixFileDescriptor(owning: fd)
+        case .inline(let bytes):
+            let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC | cdbus_MFD_ALLOW_SEALING)
+            guard fd >= 0 else { throw unavailable(errno) }
+            let owned = UnixFileDescriptor(owning: fd)
+            try PayloadWriter.writeAll(fd, bytes[...])
+            lseek(fd, 0, SEEK_SET)
+            _ = cdbus_fcntl_int(fd, cdbus_F_ADD_SEALS, cdbus_F_SEAL_SHRINK | cdbus_F_SEAL_GROW | cdbus_F_SEAL_WRITE | cdbus_F_SEAL_SEAL)
+            return owned
+        }
+    }
+
+    /// The payload's bytes, read from its file when it has one.
+    static func bytes(of payload: Payload) throws(PasteboardError) -> [UInt8] {
+        switch payload {
+        case .inline(let bytes):
+            return bytes
+        case .file(let blob):
+            let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw unavailable(errno) }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: Int(blob.size))
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { throw unavailable(count < 0 ? errno : EIO) }
+                offset += count
+            }
+            return bytes
+        }
+    }
+
+    private static func unavailable(_ code: Int32) -> PasteboardError {
+        .noSuchItem("the stored data cannot be read (\(String(cString: strerror(code)))); the server's state directory may have been changed by hand")
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import PasteboardServer
+import Synchronization
+
+/// `pasteboardd`: serves the pasteboards on the session bus until SIGTERM.
+@main
+struct Pasteboardd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pasteboardd",
+        abstract: "Serve named pasteboards (org.pasteboardd.Pasteboard1) on D-Bus.",
+        discussion: """
+            Connects to the session bus (DBUS_SESSION_BUS_ADDRESS) unless --address names another \
+            bus, keeps its data under the state directory, and is ready once it owns its bus name. \
+            SIGTERM and SIGINT stop it cleanly. Limits (see the Limits property): \(Limits.keys.joined(separator: ", ")).
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The bus to serve on (a D-Bus address).", valueName: "ADDRESS"))
+    var address: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where to keep the pasteboards (default $XDG_STATE_HOME/pasteboardd, else ~/.local/state/pasteboardd).", valueName: "DIR"))
+    var stateDirectory: String?
+
+    @Option(name: .customLong("limit"), help: ArgumentHelp("Set a limit, e.g. max-items=100 or max-item-bytes=512M (repeatable).", valueName: "KEY=VALUE"))
+    var limitSettings: [String] = []
+
+    @Flag(name: .long, help: "Log every start-up step.")
+    var verbose = false
+
+    func validate() throws {
+        var limits = Limits()
+        for setting in limitSettings {
+            do { try limits.apply(setting) } catch { throw ValidationError(error.description) }
+        }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "pasteboardd")
+        logger.logLevel = verbose ? .debug : .notice
+
+        var configuration = PasteboardServer.Configuration(address: address)
+        if let stateDirectory { configuration.stateDirectory = stateDirectory }
+        for setting in limitSettings { try configuration.limits.apply(setting) }
+
+        let server: PasteboardServer
+        do {
+            server = try await PasteboardServer.start(configuration, logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("pasteboardd: \(error.description)\n".utf8))
+            throw ExitCode(69)
+        }
+        let stopped = await firstOf(signal: [SIGTERM, SIGINT], or: server)
+        if stopped {
+            await server.stop()
+            return
+        }
+        FileHandle.standardError.write(Data("pasteboardd: lost the connection to the bus\n".utf8))
+        throw ExitCode(69)
+    }
+
+    /// Waits for one of `signals` (true) or the loss of the bus (false).
+    private func firstOf(signal numbers: [Int32], or server: PasteboardServer) async -> Bool {
+        await withCheckedContinuation { done in
+            let once = Once()
+            var sources: [DispatchSourceSignal] = []
+            for number in numbers {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { if once.claim() { done.resume(returning: true) } }
+                source.resume()
+                sources.append(source)
+            }
+            let keep = sources
+            Task {
+                await server.waitUntilDisconnected()
+                _ = keep
+                if once.claim() { done.resume(returning: false) }
+            }
+        }
+    }
+}
+
+/// Lets exactly one of several racing events through.
+final class Once: Sendable {
+    private let claimed = Mutex(false)
+    func claim() -> Bool {
+        claimed.withLock { value in
+            defer { value = true }
+            return !value
+        }
+    }
+}

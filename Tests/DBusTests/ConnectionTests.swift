@@ -1,0 +1,167 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// An object that echoes, fails on request, and hands back descriptors, for exercising the
+/// binding without any pasteboard code.
+final class EchoObject: DBusObject {
+    let introspectionXML = """
+        <node><interface name="org.example.Echo"><method name="Echo"><arg type="v" direction="in"/><arg type="v" direction="out"/></method></interface></node>
+        """
+
+    func handle(_ call: MethodCall) {
+        switch (call.member, call.signature) {
+        case ("Echo", _):
+            call.reply(call.arguments)
+        case ("Fail", "s"):
+            call.fail(DBusError(name: "org.example.Error.Requested", message: call.arguments[0].stringValue ?? ""))
+        case ("Hang", _):
+            break  // never answers
+        case ("Emit", "s"):
+            let signal = try! Message.signal(path: "/org/example/Echo", interface: "org.example.Echo", name: "Said", arguments: call.arguments)
+            call.reply([], followedBy: [signal])
+        default:
+            call.fail(.unknownMethod("no \(call.member)"))
+        }
+    }
+
+    func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] {
+        guard interface == "org.example.Echo" else { throw .unknownInterface("no \(interface)") }
+        return [("Greeting", .string("hello")), ("Answer", .uint32(42))]
+    }
+}
+
+struct ConnectionTests {
+    let bus: TestBus
+    let server: Connection
+    let client: Connection
+
+    init() async throws {
+        bus = try TestBus()
+        server = try Connection.connect(address: bus.address)
+        client = try Connection.connect(address: bus.address)
+        try server.export(EchoObject(), at: "/org/example/Echo")
+        #expect(try await server.requestName("org.example.Echo") == .primaryOwner)
+    }
+
+    func echo(_ values: [DBusValue]) async throws -> [DBusValue] {
+        try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: values)
+    }
+
+    @Test func uniqueNamesAreAssigned() {
+        #expect(server.uniqueName.hasPrefix(":"))
+        #expect(client.uniqueName != server.uniqueName)
+        #expect(client.canPassFileDescriptors)
+    }
+
+    @Test func everyTypeRoundTrips() async throws {
+        let values: [DBusValue] = [
+            .byte(7), .boolean(true), .int16(-3), .uint16(65535), .int32(-70000), .uint32(4_000_000_000),
+            .int64(-1 << 40), .uint64(.max), .double(2.5), .string("héllo ✓"), .objectPath("/a/b"), .signature("a{sv}"),
+            .bytes([0, 1, 2, 255]), .bytes([]), .strings([]), .strings(["a", "b"]),
+            .dictionary(key: "s", value: "v", [(.string("k"), .variant(.uint64(9))), (.string("z"), .variant(.strings(["x"])))]),
+            .structure([.uint64(1), .int64(-1), .strings(["t"])]),
+            .array(element: "(txas)", []),
+            .variant(.variant(.int32(1))),
+        ]
+        let back = try await echo(values)
+        #expect(back == values)
+    }
+
+    @Test func bytesCopyExactly() async throws {
+        let big = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let back = try await echo([.bytes(big)])
+        #expect(back.first?.bytesValue == big)
+    }
+
+    @Test func errorRepliesKeepTheirNames() async throws {
+        do {
+            _ = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Fail", arguments: [.string("because")])
+            Issue.record("Fail returned")
+        } catch {
+            #expect(error == DBusError(name: "org.example.Error.Requested", message: "because"))
+        }
+    }
+
+    @Test func unknownObjectsAndMethodsAreRefused() async throws {
+        await #expect(throws: DBusError.self) {
+            _ = try await client.call(destination: "org.example.Echo", path: "/nowhere", interface: "org.example.Echo", method: "Echo")
+        }
+        do {
+            _ = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Nope")
+        } catch {
+            #expect(error.name == "org.freedesktop.DBus.Error.UnknownMethod")
+        }
+    }
+
+    @Test func fileDescriptorsTravelAndAreOwned() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let readEnd = UnixFileDescriptor(owning: fds[0])
+        let writeEnd = UnixFileDescriptor(owning: fds[1])
+        let back = try await echo([.unixFD(writeEnd)])
+        let received = try #require(back.first?.fileDescriptorValue)
+        #expect(received.rawValue != writeEnd.rawValue)
+        #expect(write(received.rawValue, "hi", 2) == 2)
+        var buffer = [UInt8](repeating: 0, count: 2)
+        #expect(read(readEnd.rawValue, &buffer, 2) == 2)
+        #expect(buffer == Array("hi".utf8))
+    }
+
+    @Test func signalsArriveAfterTheReplyThatCausedThem() async throws {
+        let stream = try await client.signals(matching: MatchRule(interface: "org.example.Echo", member: "Said"))
+        _ = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Emit", arguments: [.string("one")])
+        var iterator = stream.makeAsyncIterator()
+        let signal = try #require(await iterator.next())
+        #expect(signal.arguments() == [.string("one")])
+        #expect(signal.sender == server.uniqueName)
+    }
+
+    @Test func introspectionAndPropertiesAreAnswered() async throws {
+        let xml = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.freedesktop.DBus.Introspectable", method: "Introspect")
+        #expect(xml.first?.stringValue?.contains("org.example.Echo") == true)
+        let parent = try await client.call(destination: "org.example.Echo", path: "/org", interface: "org.freedesktop.DBus.Introspectable", method: "Introspect")
+        #expect(parent.first?.stringValue?.contains(#"<node name="example"/>"#) == true)
+        let answer = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string("org.example.Echo"), .string("Answer")])
+        #expect(answer == [.variant(.uint32(42))])
+        let all = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.freedesktop.DBus.Properties", method: "GetAll", arguments: [.string("org.example.Echo")])
+        #expect(all.first?.dictionaryEntries?.map(\.key) == [.string("Greeting"), .string("Answer")])
+        _ = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.freedesktop.DBus.Peer", method: "Ping")
+    }
+
+    @Test func timeoutsFailPendingCalls() async throws {
+        let start = ContinuousClock.now
+        do {
+            _ = try await client.call(try Message.methodCall(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Hang"), timeout: .milliseconds(300))
+            Issue.record("Hang returned")
+        } catch {
+            #expect(error.name == "org.freedesktop.DBus.Error.NoReply")
+        }
+        #expect(ContinuousClock.now - start < .seconds(3))
+    }
+
+    @Test func closingFailsPendingCallsAndEndsSignals() async throws {
+        let doomed = try Connection.connect(address: bus.address)
+        let stream = try await doomed.signals(matching: MatchRule(interface: "org.example.Echo"))
+        async let pending: [DBusValue] = doomed.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Hang")
+        try await Task.sleep(for: .milliseconds(100))
+        doomed.close()
+        await doomed.waitUntilDisconnected()
+        do {
+            _ = try await pending
+            Issue.record("a call survived close()")
+        } catch let error as DBusError {
+            #expect(error.name == "org.freedesktop.DBus.Error.Disconnected")
+        }
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == nil)
+    }
+
+    @Test func nameOwnershipIsExclusive() async throws {
+        let other = try Connection.connect(address: bus.address)
+        #expect(try await other.requestName("org.example.Echo") == .exists)
+        #expect(try await other.nameOwner("org.example.Echo") == server.uniqueName)
+        #expect(try await other.nameOwner("org.example.Nobody") == nil)
+    }
+}
