@@ -37,6 +37,8 @@ struct Pasteboardd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The store may hold secrets of the user's: nothing it writes is readable by others.
+        umask(0o077)
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "pasteboardd")
         logger.logLevel = verbose ? .debug : .notice

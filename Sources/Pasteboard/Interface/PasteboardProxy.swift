@@ -1,0 +1,257 @@
+import DBus
+import Foundation
+@_exported import PasteboardModel
+
+/// The `org.pasteboardd.Pasteboard1` interface, method for method, for clients that want the
+/// bus calls themselves (`pbctl` is one). Most Swift code wants ``Pasteboard`` instead.
+///
+/// ```swift
+/// let proxy = try PasteboardProxy.connect()
+/// let count = try await proxy.writeItems("general", [[("text/plain;charset=utf-8", Data("hi".utf8))]])
+/// let (_, type, data) = try await proxy.readBest("general", item: 0, types: ["text/plain"])
+/// ```
+///
+/// Every method throws ``PasteboardError`` for the server's answers (with the contract's error
+/// names) and ``PasteboardConnectionError`` when the server cannot be reached.
+public final class PasteboardProxy: Sendable {
+    public static let busName = "org.pasteboardd.Pasteboard1"
+    public static let objectPath = "/org/pasteboardd/Pasteboard1"
+    public static let interface = "org.pasteboardd.Pasteboard1"
+
+    let connection: Connection
+
+    /// The bus address in use.
+    public var address: String { connection.address }
+
+    init(connection: Connection) {
+        self.connection = connection
+    }
+
+    /// Connects to the bus at `address`, or to the session bus.
+    public static func connect(address: String? = nil) throws(PasteboardConnectionError) -> PasteboardProxy {
+        do {
+            return PasteboardProxy(connection: try Connection.connect(address: address))
+        } catch {
+            throw PasteboardConnectionError(address: address ?? Connection.sessionBusAddress(), reason: error.message, dbusErrorName: error.name)
+        }
+    }
+
+    // MARK: Methods
+
+    public func listPasteboards() async throws -> [String] {
+        try await call("ListPasteboards").first?.stringArrayValue ?? []
+    }
+
+    public func changeCount(_ name: String) async throws -> UInt64 {
+        try await call("ChangeCount", [.string(name)]).first?.uint64Value ?? 0
+    }
+
+    @discardableResult
+    public func clearContents(_ name: String) async throws -> UInt64 {
+        try await call("ClearContents", [.string(name)]).first?.uint64Value ?? 0
+    }
+
+    /// Replaces (or appends to) the contents with items whose data travels inline.
+    @discardableResult
+    public func writeItems(_ name: String, _ items: [[(type: String, data: Data)]], options: WriteOptions = WriteOptions()) async throws -> UInt64 {
+        let encoded: [DBusValue] = items.map { item in
+            .dictionary(key: "s", value: "ay", item.map { (.string($0.type), .bytes(Array($0.data))) })
+        }
+        return try await call("WriteItems", [.string(name), .array(element: "a{say}", encoded), options.encoded]).first?.uint64Value ?? 0
+    }
+
+    /// Replaces (or appends to) the contents with items whose data the server reads from
+    /// descriptors, each to its end. Pass the same descriptor for several types to offer the
+    /// same bytes under each.
+    @discardableResult
+    public func writeItemsFd(_ name: String, _ items: [[(type: String, fd: Int32)]], options: WriteOptions = WriteOptions()) async throws -> UInt64 {
+        var encoded: [DBusValue] = []
+        for item in items {
+            var entries: [(DBusValue, DBusValue)] = []
+            for (type, fd) in item {
+                // Marshalling duplicates the descriptor; the caller keeps its own.
+                entries.append((.string(type), .unixFD(try Self.borrow(fd))))
+            }
+            encoded.append(.dictionary(key: "s", value: "h", entries))
+        }
+        return try await call("WriteItemsFd", [.string(name), .array(element: "a{sh}", encoded), options.encoded]).first?.uint64Value ?? 0
+    }
+
+    public func types(_ name: String) async throws -> (count: UInt64, types: [String]) {
+        let reply = try await call("Types", [.string(name)])
+        return (reply.first?.uint64Value ?? 0, reply.dropFirst().first?.stringArrayValue ?? [])
+    }
+
+    /// One item as `Items` describes it.
+    public struct ItemInfo: Sendable, Equatable {
+        public var types: [String]
+        /// In type order; -1 for promised data not yet provided.
+        public var sizes: [Int64]
+    }
+
+    public func items(_ name: String) async throws -> (count: UInt64, items: [ItemInfo]) {
+        let reply = try await call("Items", [.string(name)])
+        let items = (reply.dropFirst().first?.arrayValue ?? []).map { item in
+            var info = ItemInfo(types: [], sizes: [])
+            for (key, value) in item.dictionaryEntries ?? [] {
+                switch key.stringValue {
+                case "types": info.types = value.variantValue?.stringArrayValue ?? []
+                case "sizes": info.sizes = value.variantValue?.arrayValue?.compactMap(\.int64Value) ?? []
+                default: break
+                }
+            }
+            return info
+        }
+        return (reply.first?.uint64Value ?? 0, items)
+    }
+
+    /// The first of `types` some item satisfies, or nil.
+    public func availableType(_ name: String, from types: [String]) async throws -> String? {
+        let type = try await call("AvailableType", [.string(name), .strings(types)]).first?.stringValue ?? ""
+        return type.isEmpty ? nil : type
+    }
+
+    public func canRead(_ name: String, types: [String]) async throws -> Bool {
+        try await call("CanRead", [.string(name), .strings(types)]).first?.boolValue ?? false
+    }
+
+    public func readData(_ name: String, item: UInt32, type: String, expect: UInt64 = 0) async throws -> (count: UInt64, data: Data) {
+        let reply = try await call("ReadData", [.string(name), .uint32(item), .string(type), .uint64(expect)])
+        return (reply.first?.uint64Value ?? 0, Data(reply.dropFirst().first?.bytesValue ?? []))
+    }
+
+    public func readBest(_ name: String, item: UInt32, types: [String], expect: UInt64 = 0) async throws -> (count: UInt64, type: String, data: Data) {
+        let reply = try await call("ReadBest", [.string(name), .uint32(item), .strings(types), .uint64(expect)])
+        guard reply.count == 3 else { return (0, "", Data()) }
+        return (reply[0].uint64Value ?? 0, reply[1].stringValue ?? "", Data(reply[2].bytesValue ?? []))
+    }
+
+    /// The data as a descriptor the caller owns and must close.
+    public func readFd(_ name: String, item: UInt32, type: String, expect: UInt64 = 0) async throws -> (count: UInt64, fd: Int32) {
+        let reply = try await call("ReadFd", [.string(name), .uint32(item), .string(type), .uint64(expect)])
+        guard reply.count == 2, let descriptor = reply[1].fileDescriptorValue else {
+            throw PasteboardConnectionError(address: address, reason: "the server sent no descriptor", dbusErrorName: "org.freedesktop.DBus.Error.InvalidSignature")
+        }
+        let fd = fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { throw PasteboardError.invalidArgument("out of file descriptors: \(String(cString: strerror(errno)))") }
+        return (reply[0].uint64Value ?? 0, fd)
+    }
+
+    public func createUnique() async throws -> String {
+        try await call("CreateUnique").first?.stringValue ?? ""
+    }
+
+    public func remove(_ name: String) async throws {
+        _ = try await call("Remove", [.string(name)])
+    }
+
+    /// One entry of `History`.
+    public struct HistoryEntry: Sendable, Equatable {
+        public var count: UInt64
+        /// Unix time of the write, in milliseconds.
+        public var time: Int64
+        public var types: [String]
+    }
+
+    public func history(_ name: String, limit: UInt32 = 0) async throws -> [HistoryEntry] {
+        let reply = try await call("History", [.string(name), .uint32(limit)])
+        return (reply.first?.arrayValue ?? []).compactMap { entry in
+            guard let fields = entry.structureFields, fields.count == 3 else { return nil }
+            return HistoryEntry(count: fields[0].uint64Value ?? 0, time: fields[1].int64Value ?? 0, types: fields[2].stringArrayValue ?? [])
+        }
+    }
+
+    @discardableResult
+    public func restore(_ name: String, count: UInt64) async throws -> UInt64 {
+        try await call("Restore", [.string(name), .uint64(count)]).first?.uint64Value ?? 0
+    }
+
+    /// The `Limits` property.
+    public func limits() async throws -> [String: UInt64] {
+        let reply = try await call(interface: "org.freedesktop.DBus.Properties", "Get", [.string(Self.interface), .string("Limits")])
+        var limits: [String: UInt64] = [:]
+        for (key, value) in reply.first?.variantValue?.dictionaryEntries ?? [] {
+            if let key = key.stringValue, let value = value.uint64Value { limits[key] = value }
+        }
+        return limits
+    }
+
+    // MARK: Signals
+
+    /// One `Changed` signal.
+    public struct Change: Sendable, Equatable {
+        public var name: String
+        public var count: UInt64
+        public var types: [String]
+
+        public init(name: String, count: UInt64, types: [String]) {
+            self.name = name
+            self.count = count
+            self.types = types
+        }
+    }
+
+    /// The `Changed` signals of `name`, or of every pasteboard when `name` is nil, from the
+    /// moment this returns.
+    public func changes(of name: String? = nil) async throws -> AsyncStream<Change> {
+        let rule = MatchRule(sender: Self.busName, path: Self.objectPath, interface: Self.interface, member: "Changed", arg0: name)
+        let signals: AsyncStream<Message>
+        do {
+            signals = try await connection.signals(matching: rule)
+        } catch {
+            throw translate(error)
+        }
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in signals {
+                    let arguments = signal.arguments()
+                    guard arguments.count == 3, let name = arguments[0].stringValue, let count = arguments[1].uint64Value else { continue }
+                    continuation.yield(Change(name: name, count: count, types: arguments[2].stringArrayValue ?? []))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Waits until the connection to the bus is lost.
+    public func waitUntilDisconnected() async {
+        await connection.waitUntilDisconnected()
+    }
+
+    // MARK: Plumbing
+
+    private func call(interface: String = PasteboardProxy.interface, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        do {
+            return try await connection.call(destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments)
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    private func translate(_ error: DBusError) -> any Error {
+        if let contract = PasteboardError(dbusErrorName: error.name, message: error.message) {
+            return contract
+        }
+        if error.name == DBusError.cancelledName {
+            return CancellationError()
+        }
+        let reason: String
+        switch error.name {
+        case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName:
+            reason = "pasteboardd is not running there; start it with `pasteboardd &`"
+        default:
+            reason = error.message
+        }
+        return PasteboardConnectionError(address: address, reason: reason, dbusErrorName: error.name)
+    }
+
+    private static func borrow(_ fd: Int32) throws -> UnixFileDescriptor {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else {
+            throw PasteboardError.invalidArgument("descriptor \(fd) cannot be passed: \(String(cString: strerror(errno)))")
+        }
+        return UnixFileDescriptor(owning: copy)
+    }
+}
+

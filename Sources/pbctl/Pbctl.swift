@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// `pbctl`: the pasteboard from the command line.
+@main
+struct Pbctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pbctl",
+        abstract: "Copy, paste and watch the pasteboards of pasteboardd.",
+        discussion: """
+            Works on the pasteboard 'general' unless -p names another, on the session bus unless \
+            --address names another. Exit status: 0 success, 1 nothing to paste or no such thing, \
+            64 usage, 65 input refused by the server, 69 server unavailable.
+            """,
+        subcommands: [
+            Copy.self, Paste.self, Types.self, Info.self, Count.self, List.self,
+            Clear.self, Remove.self, Watch.self, History.self, Restore.self,
+        ])
+
+    @OptionGroup var global: GlobalOptions
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Writing to stdout and stderr without buffering surprises: every line a watcher prints
+/// reaches a pipe at once.
+enum Output {
+    static func line(_ text: String) {
+        write(1, Array((text + "\n").utf8))
+    }
+
+    static func error(_ message: String) {
+        write(2, Array("pbctl: \(message)\n".utf8))
+    }
+
+    static func data(_ data: Data) {
+        write(1, Array(data))
+    }
+
+    static func write(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += count
+        }
+    }
+
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// A JSON string literal.
+    static func json(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func json(_ strings: [String]) -> String {
+        "[" + strings.map(json).joined(separator: ",") + "]"
+    }
+}

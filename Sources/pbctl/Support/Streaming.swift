@@ -1,0 +1,97 @@
+import Foundation
+
+/// Moves bytes between descriptors in chunks, never holding a whole payload, and shows
+/// progress on a terminal.
+enum Streaming {
+    static let chunkSize = 1 << 20
+
+    /// Copies `source` to `destination` until the end of `source`; returns the bytes moved, or
+    /// nil when a write failed (the reader went away).
+    @discardableResult
+    static func copy(from source: Int32, to destination: Int32, prefix: [UInt8] = [], progress: Progress? = nil) -> UInt64? {
+        var total: UInt64 = 0
+        if !prefix.isEmpty {
+            guard writeAll(destination, prefix[...]) else { return nil }
+            total += UInt64(prefix.count)
+            progress?.update(total)
+        }
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            guard writeAll(destination, buffer[0..<count]) else { return nil }
+            total += UInt64(count)
+            progress?.update(total)
+        }
+        progress?.finish(total)
+        return total
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += count
+            }
+            return true
+        }
+    }
+
+    /// Reads from `fd` until `limit` bytes or the end; `complete` says whether the end came.
+    static func readUpTo(_ fd: Int32, limit: Int) -> (bytes: [UInt8], complete: Bool)? {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, limit - filled) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return (Array(bytes[0..<filled]), true) }
+            filled += count
+        }
+        return (bytes, false)
+    }
+}
+
+/// A one-line byte counter on stderr, shown only when stderr is a terminal.
+final class Progress: @unchecked Sendable {
+    private let verb: String
+    private var lastShown: UInt64 = 0
+    private var shown = false
+
+    /// Nil when stderr is not a terminal: scripts get no progress noise.
+    static func onTerminal(_ verb: String) -> Progress? {
+        Output.stderrIsTerminal ? Progress(verb) : nil
+    }
+
+    private init(_ verb: String) {
+        self.verb = verb
+    }
+
+    func update(_ total: UInt64) {
+        guard total - lastShown >= 8 << 20 else { return }
+        lastShown = total
+        shown = true
+        Output.write(2, Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K".utf8))
+    }
+
+    func finish(_ total: UInt64) {
+        guard shown else { return }
+        Output.write(2, Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K\n".utf8))
+    }
+
+    static func format(_ bytes: UInt64) -> String {
+        if bytes < 1 << 20 { return "\(bytes) bytes" }
+        return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+    }
+}
