@@ -82,13 +82,14 @@ let package = Package(
         ),
         .testTarget(name: "PasteboardModelTests", dependencies: ["PasteboardModel"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "PasteboardTests", dependencies: ["Pasteboard", "TestSupport"]),
         .testTarget(
             name: "PasteboardServerTests",
             dependencies: ["PasteboardServer", "Pasteboard", "DBus", "TestSupport"]
         ),
         .testTarget(
             name: "PbctlTests",
-            dependencies: ["TestSupport"]
+            dependencies: ["DBus", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]
