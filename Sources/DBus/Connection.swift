@@ -26,6 +26,10 @@ public final class Connection: Sendable {
     /// Whether unix file descriptors can be passed over this connection.
     public let canPassFileDescriptors: Bool
     private let nextID = Atomic<UInt64>(1)
+    private let connected = Atomic<Bool>(true)
+
+    /// False once the connection is lost or closed; a closed connection never reopens.
+    public var isConnected: Bool { connected.load(ordering: .acquiring) }
 
     /// Connects to the bus at `address`, or to the session bus when `address` is nil.
     ///
@@ -61,6 +65,10 @@ public final class Connection: Sendable {
             throw Self.convert(error, address: address)
         }
         dbus_connection_set_exit_on_disconnect(raw, 0)
+        // libdbus drops the connection on a message over its 32 MiB default; the protocol allows
+        // 128 MiB, and a peer sending one must not cut us off the bus.
+        dbus_connection_set_max_message_size(raw, 128 << 20)
+        dbus_connection_set_max_received_size(raw, 256 << 20)
         // Hello is the one blocking call, made before the loop thread exists.
         guard dbus_bus_register(raw, &error) != 0 else {
             dbus_connection_close(raw)
@@ -78,6 +86,7 @@ public final class Connection: Sendable {
             throw error
         }
         loop.start(state: ConnectionState(loop: loop))
+        onDisconnect { [weak self] in self?.connected.store(false, ordering: .releasing) }
     }
 
     deinit {

@@ -214,6 +214,9 @@ public final class PasteboardProxy: Sendable {
         }
     }
 
+    /// False once the connection to the bus is lost.
+    public var isConnected: Bool { connection.isConnected }
+
     /// Waits until the connection to the bus is lost.
     public func waitUntilDisconnected() async {
         await connection.waitUntilDisconnected()
