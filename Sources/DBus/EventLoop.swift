@@ -1,4 +1,5 @@
 import CDBus
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,12 +14,17 @@ import Glibc
 /// the connection's watches, reads while data is available (libdbus reads 2 KiB per call),
 /// dispatches every complete message to ``ConnectionState``, and fires deadlines.
 ///
+/// Once the loop has ended, work submitted later runs on ``afterEnd`` instead, against the
+/// ended ``ConnectionState`` (calls fail, disconnect handlers run at once, sends are dropped).
+///
 /// `@unchecked Sendable`: the mutable state (`state`, `watches`, `timeouts`) is touched only on
-/// the loop thread; the command queue is behind a mutex.
+/// the loop thread, then only on ``afterEnd``; the command queue is behind a mutex.
 final class EventLoop: @unchecked Sendable {
     let raw: OpaquePointer
     private let wakeFD: Int32
-    private let commands = Mutex<[@Sendable (EventLoop) -> Void]>([])
+    private let commands = Mutex<(queue: [@Sendable (EventLoop) -> Void], ended: Bool)>(([], false))
+    /// Runs what is submitted after the loop thread has finished, one piece at a time.
+    private let afterEnd = DispatchQueue(label: "dbus.connection.after-end")
     private var running = true
     private var watches: [OpaquePointer] = []
     private var timeouts: [(timeout: OpaquePointer, deadline: UInt64)] = []
@@ -51,7 +57,14 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs `work` on the loop thread, after everything submitted before it.
     func submit(_ work: @escaping @Sendable (EventLoop) -> Void) {
-        commands.withLock { $0.append(work) }
+        let queued = commands.withLock { commands in
+            if !commands.ended { commands.queue.append(work) }
+            return !commands.ended
+        }
+        guard queued else {
+            afterEnd.async { work(self) }
+            return
+        }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -107,18 +120,21 @@ final class EventLoop: @unchecked Sendable {
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
         dispatchAll()
         dbus_connection_unref(raw)
-        runCommands()
+        runCommands(last: true)
     }
 
     private static func from(_ data: UnsafeMutableRawPointer?) -> EventLoop {
         Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    private func runCommands() {
+    /// Runs the queued commands until none is left; `last` also marks the loop ended, in the
+    /// same step as finding the queue empty, so no command is ever left behind.
+    private func runCommands(last: Bool = false) {
         while true {
-            let batch = commands.withLock { queue -> [@Sendable (EventLoop) -> Void] in
-                let batch = queue
-                queue.removeAll(keepingCapacity: true)
+            let batch = commands.withLock { commands -> [@Sendable (EventLoop) -> Void] in
+                let batch = commands.queue
+                commands.queue.removeAll(keepingCapacity: true)
+                if batch.isEmpty, last { commands.ended = true }
                 return batch
             }
             if batch.isEmpty { return }
@@ -212,6 +228,8 @@ extension EventLoop {
     func send(_ messages: [Message]) {
         guard !messages.isEmpty else { return }
         submit { loop in
+            // After the end `raw` is released: what was not sent by then is dropped.
+            guard !loop.state.ended else { return }
             for message in messages {
                 dbus_connection_send(loop.raw, message.raw, nil)
             }

@@ -1,3 +1,4 @@
+import CDBus
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -45,5 +46,15 @@ public struct SystemCallError: Error, Sendable, CustomStringConvertible, Equatab
 
     public var description: String {
         "\(call): \(String(cString: strerror(errno)))"
+    }
+}
+
+extension UnixFileDescriptor {
+    /// A new anonymous in-memory file (memfd), the cheapest thing to pass data through by
+    /// descriptor: the receiver reads it at memory speed and no path ever exists.
+    public static func memoryFile(name: String) throws(SystemCallError) -> UnixFileDescriptor {
+        let fd = memfd_create(name, cdbus_MFD_CLOEXEC | cdbus_MFD_ALLOW_SEALING)
+        guard fd >= 0 else { throw SystemCallError("memfd_create") }
+        return UnixFileDescriptor(owning: fd)
     }
 }

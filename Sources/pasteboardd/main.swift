@@ -47,6 +47,8 @@ struct Pasteboardd: AsyncParsableCommand {
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
         for setting in limitSettings { try configuration.limits.apply(setting) }
 
+        // Caught from before the name is taken: once the server is ready, SIGTERM is a clean stop.
+        let stopRequests = StopRequests(signals: [SIGTERM, SIGINT])
         let server: PasteboardServer
         do {
             server = try await PasteboardServer.start(configuration, logger: logger)
@@ -54,7 +56,7 @@ struct Pasteboardd: AsyncParsableCommand {
             FileHandle.standardError.write(Data("pasteboardd: \(error.description)\n".utf8))
             throw ExitCode(69)
         }
-        let stopped = await firstOf(signal: [SIGTERM, SIGINT], or: server)
+        let stopped = await stopRequests.wait(orUntilDisconnected: server)
         if stopped {
             await server.stop()
             return
@@ -62,36 +64,47 @@ struct Pasteboardd: AsyncParsableCommand {
         FileHandle.standardError.write(Data("pasteboardd: lost the connection to the bus\n".utf8))
         throw ExitCode(69)
     }
-
-    /// Waits for one of `signals` (true) or the loss of the bus (false).
-    private func firstOf(signal numbers: [Int32], or server: PasteboardServer) async -> Bool {
-        await withCheckedContinuation { done in
-            let once = Once()
-            var sources: [DispatchSourceSignal] = []
-            for number in numbers {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { if once.claim() { done.resume(returning: true) } }
-                source.resume()
-                sources.append(source)
-            }
-            let keep = sources
-            Task {
-                await server.waitUntilDisconnected()
-                _ = keep
-                if once.claim() { done.resume(returning: false) }
-            }
-        }
-    }
 }
 
-/// Lets exactly one of several racing events through.
-final class Once: Sendable {
-    private let claimed = Mutex(false)
-    func claim() -> Bool {
-        claimed.withLock { value in
-            defer { value = true }
-            return !value
+/// Stop signals, caught from the moment this is made and remembered until someone waits.
+///
+/// `@unchecked Sendable`: the dispatch sources are only kept alive, never touched again; the
+/// rest is behind the mutex.
+final class StopRequests: @unchecked Sendable {
+    private let sources: [DispatchSourceSignal]
+    private let state = Mutex<(requested: Bool, waiter: CheckedContinuation<Bool, Never>?)>((false, nil))
+
+    init(signals numbers: [Int32]) {
+        var sources: [DispatchSourceSignal] = []
+        for number in numbers {
+            signal(number, SIG_IGN)
+            sources.append(DispatchSource.makeSignalSource(signal: number, queue: .global()))
+        }
+        self.sources = sources
+        for source in sources {
+            source.setEventHandler { [weak self] in
+                let waiter = self?.state.withLock { state in
+                    state.requested = true
+                    return state.waiter.take()
+                }
+                waiter?.resume(returning: true)
+            }
+            source.resume()
+        }
+    }
+
+    /// Waits for a stop signal (true; at once if one already came) or the loss of the bus (false).
+    func wait(orUntilDisconnected server: PasteboardServer) async -> Bool {
+        await withCheckedContinuation { done in
+            let requested = state.withLock { state in
+                if !state.requested { state.waiter = done }
+                return state.requested
+            }
+            if requested { return done.resume(returning: true) }
+            Task {
+                await server.waitUntilDisconnected()
+                self.state.withLock { $0.waiter.take() }?.resume(returning: false)
+            }
         }
     }
 }

@@ -17,4 +17,9 @@ struct Pbctl: AsyncParsableCommand {
         ])
 
     @OptionGroup var global: GlobalOptions
+
+    /// Without a command there is nothing to do: a usage error, not help on stdout.
+    func run() async throws {
+        throw ValidationError("Missing a command, such as 'pbctl paste'.")
+    }
 }

@@ -29,7 +29,10 @@ public final class TestBus: Sendable {
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            // Wait until it is gone, leaving the reaping to Foundation: `waitUntilExit()` can
+            // wait forever when many tests spawn processes at once.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
         }
     }
 }

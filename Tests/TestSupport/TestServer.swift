@@ -15,6 +15,11 @@ import Synchronization
 ///
 /// The initializer returns once the server owns `org.pasteboardd.Pasteboard1`, its readiness
 /// signal. The server's standard error goes to a log file, read by ``log``.
+///
+/// The process is spawned and reaped here rather than through Foundation's `Process`, whose
+/// exit monitoring can wait forever when many tests spawn processes at once (its per-process
+/// socket leaks into children spawned concurrently). The server inherits no descriptor but
+/// standard input, output and error, so it never holds a test's pipe open.
 public final class TestServer: Sendable {
     public static let busName = "org.pasteboardd.Pasteboard1"
 
@@ -24,12 +29,11 @@ public final class TestServer: Sendable {
     public let limits: [String]
     private let logPath: String
     private let ownsStateDirectory: Bool
-    /// The running process and its unique bus name; nil once it has been stopped.
-    private let state = Mutex<Running?>(nil)
+    /// The running server; nil once it has been stopped.
+    private let running = Mutex<Running?>(nil)
 
-    private struct Running: @unchecked Sendable {
-        // `Process` is not Sendable; it is only touched under `state`'s lock.
-        let process: Process
+    private struct Running {
+        let pid: pid_t
         let uniqueName: String
     }
 
@@ -56,8 +60,9 @@ public final class TestServer: Sendable {
     }
 
     deinit {
-        if let running = state.withLock({ $0.take() }) {
-            Self.signal(running.process, SIGKILL)
+        if let pid = running.withLock({ $0.take() })?.pid {
+            kill(pid, SIGKILL)
+            _ = Self.reap(pid)
         }
         try? FileManager.default.removeItem(atPath: logPath)
         if ownsStateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }
@@ -75,36 +80,36 @@ public final class TestServer: Sendable {
 
     /// The process id of the running server, or nil when it is stopped.
     public var processIdentifier: Int32? {
-        state.withLock { $0?.process.processIdentifier }
+        running.withLock { $0?.pid }
     }
 
     /// The unique bus name of the running server, or nil when it is stopped.
     public var uniqueName: String? {
-        state.withLock { $0?.uniqueName }
+        running.withLock { $0?.uniqueName }
     }
 
     // MARK: Stopping and restarting
 
     /// Kills the server with SIGKILL (a crash) and waits until it is gone.
     public func kill9() {
-        guard let running = state.withLock({ $0.take() }) else { return }
-        Self.signal(running.process, SIGKILL)
+        guard let pid = running.withLock({ $0.take() })?.pid else { return }
+        kill(pid, SIGKILL)
+        _ = Self.reap(pid)
     }
 
     /// Stops the server with SIGTERM and returns its exit status (128 + the signal number if
     /// a signal ended it), or nil if it was not running. Kills it after ten seconds.
     @discardableResult
     public func terminate() -> Int32? {
-        guard let running = state.withLock({ $0.take() }) else { return nil }
-        let process = running.process
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline {
-            usleep(10_000)
+        guard let pid = running.withLock({ $0.take() })?.pid else { return nil }
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let status = Self.reap(pid, wait: false) { return status }
+            usleep(5_000)
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+        kill(pid, SIGKILL)
+        return Self.reap(pid)
     }
 
     /// Starts the server again on the same bus and state directory, stopping it first (with
@@ -117,48 +122,97 @@ public final class TestServer: Sendable {
     // MARK: Starting
 
     private func start() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Paths.product("pasteboardd"))
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
-        process.environment = environment
-        if !FileManager.default.fileExists(atPath: logPath) {
-            FileManager.default.createFile(atPath: logPath, contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        try log.seekToEnd()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = log
-        try process.run()
-        try? log.close()
-
+        let pid = try Self.spawn(try Paths.product("pasteboardd"), arguments, standardError: logPath)
         let watcher = try Connection.connect(address: bus.address)
         defer { watcher.close() }
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
-            if !process.isRunning {
-                process.waitUntilExit()
-                throw TestSupportError("pasteboardd exited with status \(process.terminationStatus) before owning \(Self.busName):\n\(self.log)")
+            if let status = Self.reap(pid, wait: false) {
+                throw TestSupportError("pasteboardd exited with status \(status) before owning \(Self.busName):\n\(log)")
             }
             // The owner's process id tells this run from an earlier one the bus still lists.
             if let owner = try await watcher.nameOwner(Self.busName),
-               let pid = try? await watcher.unixProcessID(of: owner), pid == UInt32(process.processIdentifier)
+               let ownerPID = try? await watcher.unixProcessID(of: owner), ownerPID == UInt32(pid)
             {
-                state.withLock { $0 = Running(process: process, uniqueName: owner) }
+                running.withLock { $0 = Running(pid: pid, uniqueName: owner) }
                 return
             }
             if ContinuousClock.now > deadline {
-                Self.signal(process, SIGKILL)
-                throw TestSupportError("pasteboardd did not own \(Self.busName) within 10 s:\n\(self.log)")
+                kill(pid, SIGKILL)
+                _ = Self.reap(pid)
+                throw TestSupportError("pasteboardd did not own \(Self.busName) within 10 s:\n\(log)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    private static func signal(_ process: Process, _ number: Int32) {
-        if process.isRunning { kill(process.processIdentifier, number) }
-        process.waitUntilExit()
+    // MARK: Processes
+
+    /// Starts `executable` with standard input and output on /dev/null and standard error
+    /// appended to `standardError`, no other descriptor, default signal handling, and the
+    /// environment without `DBUS_SESSION_BUS_ADDRESS`.
+    static func spawn(_ executable: String, _ arguments: [String], standardError: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        closeFrom(3, in: &actions)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    /// Closes every descriptor from `lowest` up in the child, with glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` (atomic: nothing opened meanwhile by another
+    /// thread slips through), or one by one where it is missing.
+    private static func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
+            return
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for fd in open.compactMap({ Int32($0) }) where fd >= lowest {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
+    }
+
+    /// Reaps `pid` and returns its exit status (128 + signal for a signal), or nil when it is
+    /// still running and `wait` is false.
+    static func reap(_ pid: pid_t, wait: Bool = true) -> Int32? {
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, wait ? 0 : WNOHANG)
+            if result == pid { break }
+            if result == 0 { return nil }
+            if errno == EINTR { continue }
+            return -1  // not our child any more: reaped elsewhere
+        }
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 }

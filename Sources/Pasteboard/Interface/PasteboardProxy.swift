@@ -214,6 +214,24 @@ public final class PasteboardProxy: Sendable {
         }
     }
 
+    /// Yields whenever the server's bus name changes owner (the server stopped or restarted).
+    public func serverRestarts() async throws -> AsyncStream<Void> {
+        let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: Self.busName)
+        let signals: AsyncStream<Message>
+        do {
+            signals = try await connection.signals(matching: rule)
+        } catch {
+            throw translate(error)
+        }
+        return AsyncStream { continuation in
+            let task = Task {
+                for await _ in signals { continuation.yield() }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// False once the connection to the bus is lost.
     public var isConnected: Bool { connection.isConnected }
 

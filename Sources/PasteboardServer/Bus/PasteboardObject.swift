@@ -244,7 +244,13 @@ final class PasteboardObject: DBusObject {
 
     // MARK: Properties
 
+    /// The standard interfaces of the object, which have no properties.
+    private static let standardInterfaces: Set<String> = [
+        "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Peer",
+    ]
+
     func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] {
+        if Self.standardInterfaces.contains(interface) { return [] }
         guard interface == Self.interface else { throw .unknownInterface("this object has no interface '\(interface)'") }
         let names = await withCheckedContinuation { done in
             service.queue.async { done.resume(returning: self.service.names().map(\.rawValue)) }

@@ -47,6 +47,17 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
+    /// The current contents are in the store: their blob files outlive the objects in memory.
+    deinit {
+        for entry in entries.values {
+            for item in entry.items {
+                for representation in item.representations {
+                    if case .file(let blob) = representation.payload { blob.keepFile() }
+                }
+            }
+        }
+    }
+
     // MARK: Reading (on `queue`)
 
     /// Every name written and not removed since, sorted.

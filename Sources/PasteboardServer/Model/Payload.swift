@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,11 +28,16 @@ enum Payload: Sendable {
 ///
 /// Blob files are written once and never changed, so a descriptor handed to a reader stays
 /// valid and consistent even if the pasteboard changes (or the file is deleted) meanwhile.
+///
+/// "Nothing" includes the store: when the server shuts down, the blobs of the current contents
+/// are released with it but the database still refers to them, so ``keepFile()`` is called on
+/// those first.
 final class Blob: Sendable {
     /// The file's name inside the blob directory.
     let id: String
     let path: String
     let size: UInt64
+    private let isKept = Atomic<Bool>(false)
 
     init(id: String, directory: String, size: UInt64) {
         self.id = id
@@ -38,7 +45,12 @@ final class Blob: Sendable {
         self.size = size
     }
 
+    /// Leaves the file on disk when this object goes away (the store still refers to it).
+    func keepFile() {
+        isKept.store(true, ordering: .relaxed)
+    }
+
     deinit {
-        unlink(path)
+        if !isKept.load(ordering: .relaxed) { unlink(path) }
     }
 }

@@ -25,6 +25,12 @@ struct DescriptorReader {
         var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
         defer { if let file { close(file.fd) } }
 
+        // The write end of a pipe never polls readable: refuse it now, not after the timeout.
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0, flags & O_ACCMODE == O_WRONLY {
+            throw .invalidArgument("the descriptor for \(label) is open for writing only; pass one the server can read, such as the read end of a pipe")
+        }
+
         while true {
             try waitReadable(fd, label: label)
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }

@@ -43,7 +43,7 @@ struct Info: AsyncParsableCommand {
                 for (index, item) in items.enumerated() {
                     Output.line("item \(index):")
                     for (type, size) in zip(item.types, item.sizes) {
-                        Output.line("  \(type)\t\(size < 0 ? "promised" : "\(size) bytes")")
+                        Output.line("  \(type)\t\(size < 0 ? "promised" : size == 1 ? "1 byte" : "\(size) bytes")")
                     }
                 }
             }

@@ -1,0 +1,114 @@
+import DBus
+import Foundation
+
+/// Moves payloads between this process and the server: inline when small, through file
+/// descriptors when large (the server's `max-inline-bytes` decides), and from or to files
+/// without holding them in memory.
+enum PayloadTransfer {
+    /// Data up to this size is sent inline first; the server may still refuse it as too large,
+    /// and then it goes by descriptor.
+    static let inlineCutoff = 1 << 20
+
+    /// Writes items whose representations are bytes or files, in one change.
+    @discardableResult
+    static func write(_ name: String, items: [[(type: String, content: TransferContent)]], options: PasteboardProxy.WriteOptions, proxy: PasteboardProxy) async throws -> UInt64 {
+        let small = items.allSatisfy { item in
+            item.allSatisfy { if case .data(let data) = $0.content { data.count <= inlineCutoff } else { false } }
+        }
+        if small {
+            let inline = items.map { item in item.map { representation -> (type: String, data: Data) in
+                guard case .data(let data) = representation.content else { preconditionFailure("checked above") }
+                return (representation.type, data)
+            } }
+            do {
+                return try await proxy.writeItems(name, inline, options: options)
+            } catch let error as PasteboardError where error.code == .tooLarge {
+                // The server's inline limit is lower than ours: send by descriptor instead.
+            }
+        }
+        var descriptors: [Int32] = []
+        defer { descriptors.forEach { close($0) } }
+        var fdItems: [[(type: String, fd: Int32)]] = []
+        for item in items {
+            var fdItem: [(type: String, fd: Int32)] = []
+            for (type, content) in item {
+                let fd = try descriptor(for: content)
+                descriptors.append(fd)
+                fdItem.append((type, fd))
+            }
+            fdItems.append(fdItem)
+        }
+        return try await proxy.writeItemsFd(name, fdItems, options: options)
+    }
+
+    /// A descriptor positioned at the start of `content`: the file itself, or a sealed-size
+    /// memfd holding the bytes.
+    private static func descriptor(for content: TransferContent) throws -> Int32 {
+        switch content {
+        case .file(let url):
+            let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]) }
+            return fd
+        case .data(let data):
+            let memory = try UnixFileDescriptor.memoryFile(name: "pasteboard")
+            let fd = fcntl(memory.rawValue, F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+            let ok = data.withUnsafeBytes { buffer -> Bool in
+                var offset = 0
+                while offset < buffer.count {
+                    let count = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if count < 0 { if errno == EINTR { continue }; return false }
+                    offset += count
+                }
+                return true
+            }
+            guard ok else { close(fd); throw POSIXError(.EIO) }
+            lseek(fd, 0, SEEK_SET)
+            return fd
+        }
+    }
+
+    /// The bytes of one representation: inline, or through a descriptor when too large.
+    static func read(_ name: String, item: UInt32, type: String, expect: UInt64, proxy: PasteboardProxy) async throws -> Data {
+        do {
+            return try await proxy.readData(name, item: item, type: type, expect: expect).data
+        } catch let error as PasteboardError where error.code == .tooLarge {
+            let (_, fd) = try await proxy.readFd(name, item: item, type: type, expect: expect)
+            defer { close(fd) }
+            return try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data()
+        }
+    }
+
+    /// Streams one representation into a new file in a new temporary directory, reporting
+    /// progress and stopping (and deleting the file) when the task is cancelled.
+    static func readToFile(_ name: String, item: UInt32, type: UTType, offered: String, size: Int64, expect: UInt64, proxy: PasteboardProxy, progress: (@Sendable (Double) -> Void)?) async throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var file = directory.appendingPathComponent("pasteboard-item")
+        if let pathExtension = type.preferredFilenameExtension { file.appendPathExtension(pathExtension) }
+        do {
+            let (_, source) = try await proxy.readFd(name, item: item, type: offered, expect: expect)
+            defer { close(source) }
+            let destination = open(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard destination >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            defer { close(destination) }
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            var total: Int64 = 0
+            while true {
+                try Task.checkCancellation()
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
+                if count < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                if count == 0 { break }
+                let written = buffer.withUnsafeBytes { Glibc.write(destination, $0.baseAddress, count) }
+                guard written == count else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                total += Int64(count)
+                if size > 0 { progress?(min(1, Double(total) / Double(size))) }
+            }
+            progress?(1)
+            return file
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// A named pasteboard on the pasteboard server, shaped like AppKit's `NSPasteboard` and made
+/// `async`.
+///
+/// ```swift
+/// try await Pasteboard.general.clearContents()
+/// try await Pasteboard.general.setString("Hello", forType: .utf8PlainText)
+/// let text = try await Pasteboard.general.string(forType: .plainText)
+///
+/// for try await change in Pasteboard.general.changes {
+///     print(change.changeCount, change.types)
+/// }
+/// ```
+///
+/// Every pasteboard of a process shares one connection per bus, opened on first use and
+/// reopened after the bus restarts. Methods throw ``PasteboardError`` for the server's answers
+/// (one case per contract error name) and ``PasteboardConnectionError`` when the server cannot
+/// be reached.
+public final class Pasteboard: Sendable {
+    /// A pasteboard's name: `general` and the other standard names, or any name of your own.
+    public struct Name: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public var description: String { rawValue }
+
+        public static let general = Name("general")
+        public static let find = Name("find")
+        public static let drag = Name("drag")
+        public static let font = Name("font")
+        public static let ruler = Name("ruler")
+    }
+
+    /// The general pasteboard on the session bus: what copy and paste use.
+    public static let general = Pasteboard(name: .general)
+
+    public let name: Name
+    /// The bus address, or nil for the session bus.
+    public let address: String?
+
+    /// The pasteboard `name` on the session bus, or on the bus at `address`.
+    public init(name: Name, address: String? = nil) {
+        self.name = name
+        self.address = address
+    }
+
+    /// A pasteboard with a name no other pasteboard has (`withUniqueName()`).
+    public static func withUniqueName(address: String? = nil) async throws -> Pasteboard {
+        let proxy = try SharedConnection.proxy(address: address)
+        return Pasteboard(name: Name(try await proxy.createUnique()), address: address)
+    }
+
+    var proxy: PasteboardProxy {
+        get throws { try SharedConnection.proxy(address: address) }
+    }
+
+    // MARK: Change count and types
+
+    /// The number of changes so far; it never goes backwards.
+    public var changeCount: Int {
+        get async throws { Int(clamping: try await proxy.changeCount(name.rawValue)) }
+    }
+
+    /// Every type of every item, first item first; nil when the pasteboard is empty.
+    public var types: [UTType]? {
+        get async throws {
+            let types = try await proxy.types(name.rawValue).types
+            return types.isEmpty ? nil : types.map(UTType.types(for:))
+        }
+    }
+
+    /// The first of `types` that some item satisfies (by conformance), or nil.
+    public func availableType(from types: [UTType]) async throws -> UTType? {
+        let found = try await proxy.availableType(name.rawValue, from: types.map(\.pasteboardType))
+        return found.flatMap { found in types.first { $0.pasteboardType == found } }
+    }
+
+    /// Whether some item has data conforming to one of `types`.
+    public func canReadItem(withDataConformingToTypes types: [UTType]) async throws -> Bool {
+        try await proxy.canRead(name.rawValue, types: types.map(\.pasteboardType))
+    }
+
+    /// The changes of this pasteboard, live, until the consuming task is cancelled.
+    public var changes: PasteboardChanges {
+        PasteboardChanges(name: name, address: address)
+    }
+
+    /// The changes of every pasteboard on the bus.
+    public static func allChanges(address: String? = nil) -> PasteboardChanges {
+        PasteboardChanges(name: nil, address: address)
+    }
+
+    // MARK: Writing
+
+    /// Empties the pasteboard; returns the new change count.
+    @discardableResult
+    public func clearContents() async throws -> Int {
+        Int(clamping: try await proxy.clearContents(name.rawValue))
+    }
+
+    /// Replaces the contents with one item holding `data` as `type` (nil: clears).
+    ///
+    /// Unlike AppKit, which adds a type to the current item, each call is one atomic change.
+    @discardableResult
+    public func setData(_ data: Data?, forType type: UTType) async throws -> Bool {
+        guard let data else {
+            try await clearContents()
+            return true
+        }
+        try await PayloadTransfer.write(name.rawValue, items: [[(type.pasteboardType, .data(data))]], options: .init(), proxy: try proxy)
+        return true
+    }
+
+    /// Replaces the contents with one item holding `string` as `type` (UTF-8).
+    @discardableResult
+    public func setString(_ string: String, forType type: UTType = .utf8PlainText) async throws -> Bool {
+        try await setData(Data(string.utf8), forType: type)
+    }
+
+    /// Removes the pasteboard from the server, with its contents and history.
+    public func releaseGlobally() async throws {
+        try await proxy.remove(name.rawValue)
+    }
+
+    // MARK: Reading
+
+    /// The data of the first item that has exactly `type` (any spelling of it), or nil.
+    public func data(forType type: UTType) async throws -> Data? {
+        let proxy = try proxy
+        let (count, items) = try await proxy.items(name.rawValue)
+        let wanted = type.pasteboardType
+        for (index, item) in items.enumerated() {
+            guard let offered = item.types.first(where: { PasteboardTypeMatch.same($0, wanted) }) else { continue }
+            return try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: offered, expect: count, proxy: proxy)
+        }
+        return nil
+    }
+
+    /// The text of the first item with `type` (or, for a text type, any conforming text), or nil.
+    public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
+        if let data = try await data(forType: type) {
+            return String(decoding: data, as: UTF8.self)
+        }
+        guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }
+        do {
+            let (_, _, data) = try await proxy.readBest(name.rawValue, item: 0, types: [type.pasteboardType])
+            return String(decoding: data, as: UTF8.self)
+        } catch let error as PasteboardError where error.code == .noSuchItem || error.code == .noSuchType {
+            return nil
+        }
+    }
+
+    /// The items, each with its types; nil when the pasteboard is empty.
+    public var pasteboardItems: [PasteboardItem]? {
+        get async throws {
+            let (count, items) = try await proxy.items(name.rawValue)
+            guard !items.isEmpty else { return nil }
+            return items.enumerated().map { index, item in
+                PasteboardItem(pasteboard: self, index: UInt32(index), changeCount: count, rawTypes: item.types, sizes: item.sizes)
+            }
+        }
+    }
+}
+
+/// Comparing server type strings by the model's rules (any spelling of one type is equal).
+enum PasteboardTypeMatch {
+    static func same(_ a: String, _ b: String) -> Bool {
+        guard let a = try? PasteboardType(validating: a), let b = try? PasteboardType(validating: b) else { return a == b }
+        return a == b
+    }
+}

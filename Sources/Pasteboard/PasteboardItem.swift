@@ -1,0 +1,35 @@
+import Foundation
+
+/// One item of a pasteboard, as `pasteboardItems` returned it: its types, and its data read on
+/// demand from the generation it was listed in.
+///
+/// Reading fails with ``PasteboardError/Code/stale`` once the pasteboard has changed, so an
+/// item never mixes two generations.
+public struct PasteboardItem: Sendable {
+    let pasteboard: Pasteboard
+    /// The item's position on the pasteboard, from 0.
+    public let index: UInt32
+    /// The change count the item belongs to.
+    public let changeCount: UInt64
+    let rawTypes: [String]
+    let sizes: [Int64]
+
+    /// The item's types, richest first.
+    public var types: [UTType] { rawTypes.map(UTType.types(for:)) }
+
+    /// The data of exactly `type` (any spelling of it), or nil when the item does not have it.
+    public func data(forType type: UTType) async throws -> Data? {
+        guard let offered = rawTypes.first(where: { PasteboardTypeMatch.same($0, type.pasteboardType) }) else { return nil }
+        return try await PayloadTransfer.read(pasteboard.name.rawValue, item: index, type: offered, expect: changeCount, proxy: try pasteboard.proxy)
+    }
+
+    /// The text of exactly `type`, decoded as UTF-8, or nil.
+    public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
+        try await data(forType: type).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The size in bytes of each type's data, in type order (-1: promised, not yet provided).
+    public var sizesByType: [(type: UTType, size: Int64)] {
+        zip(types, sizes).map { ($0, $1) }
+    }
+}

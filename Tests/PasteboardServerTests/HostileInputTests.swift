@@ -1,0 +1,179 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Bad input gets the contract's error name and leaves every stored pasteboard exactly as it
+/// was. (Wrong signatures for every method: ``InterfaceTests``.)
+struct HostileInputTests {
+    static let invalidNames = [
+        "", String(repeating: "a", count: 256), String(repeating: "é", count: 128),
+        "tab\there", "new\nline", "nul-free\u{1B}escape", "del\u{7F}", "c1\u{85}control", "\r",
+    ]
+
+    static let invalidTypes = [
+        "", " ", "text/ plain", "text /plain", "text plain", "text/plaïn", "テキスト",
+        "application/" + String(repeating: "x", count: 244), "text/pl\tain", "text/plain\n", "/", "text/", "/plain", "com.example todo",
+    ]
+
+    /// Every method that takes a pasteboard name, called with `name` and otherwise valid
+    /// arguments.
+    static func callsNaming(_ name: String) throws -> [(String, [DBusValue])] {
+        [
+            ("ChangeCount", [.string(name)]),
+            ("ClearContents", [.string(name)]),
+            ("WriteItems", [.string(name), Harness.inlineItems([[("text/plain", [1])]]), Harness.options([])]),
+            ("WriteItemsFd", [.string(name), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])]),
+            ("Types", [.string(name)]),
+            ("Items", [.string(name)]),
+            ("AvailableType", [.string(name), .strings(["text/plain"])]),
+            ("CanRead", [.string(name), .strings(["text/plain"])]),
+            ("ReadData", [.string(name), .uint32(0), .string("text/plain"), .uint64(0)]),
+            ("ReadBest", [.string(name), .uint32(0), .strings(["text/plain"]), .uint64(0)]),
+            ("ReadFd", [.string(name), .uint32(0), .string("text/plain"), .uint64(0)]),
+            ("Remove", [.string(name)]),
+        ]
+    }
+
+    /// Every method that takes a type, called with `type` on `general` and otherwise valid
+    /// arguments.
+    static func callsWithType(_ type: String) throws -> [(String, [DBusValue])] {
+        [
+            ("WriteItems", [.string("general"), Harness.inlineItems([[(type, [1])]]), Harness.options([])]),
+            ("WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1]), (type, [2])]]), Harness.options([])]),
+            ("WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1])], [(type, [2])]]), Harness.options([])]),
+            ("WriteItemsFd", [.string("general"), Harness.descriptorItems([[(type, try Descriptors.pipe(holding: [1]))]]), Harness.options([])]),
+            ("AvailableType", [.string("general"), .strings(["text/plain", type])]),
+            ("CanRead", [.string("general"), .strings([type, "text/plain"])]),
+            ("ReadData", [.string("general"), .uint32(0), .string(type), .uint64(0)]),
+            ("ReadBest", [.string("general"), .uint32(0), .strings(["text/plain", type]), .uint64(0)]),
+            ("ReadFd", [.string("general"), .uint32(0), .string(type), .uint64(0)]),
+        ]
+    }
+
+    /// A server holding `general` (two items, inline and file-backed data) and `other`.
+    func storedHarness(limits: [String] = []) async throws -> (Harness, [Harness.Snapshot]) {
+        let h = try await Harness(limits: limits)
+        let large = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try await h.write([[("text/plain", "stored".bytes), ("text/html", "<p>stored</p>".bytes)], [("application/x-large", large)]])
+        try await h.write(text: "other", to: "other")
+        return (h, [try await h.snapshot("general"), try await h.snapshot("other")])
+    }
+
+    func expectUnchanged(_ h: Harness, _ before: [Harness.Snapshot], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(try await h.snapshot("general") == before[0], sourceLocation: sourceLocation)
+        #expect(try await h.snapshot("other") == before[1], sourceLocation: sourceLocation)
+        #expect(try await h.listPasteboards().sorted() == ["general", "other"], sourceLocation: sourceLocation)
+        #expect(h.server.processIdentifier != nil, "the server died", sourceLocation: sourceLocation)
+    }
+
+    @Test func invalidNamesAreRefused() async throws {
+        let (h, before) = try await storedHarness()
+        for name in Self.invalidNames {
+            for (method, arguments) in try Self.callsNaming(name) {
+                let error = await h.expectFailure("InvalidName", method, arguments)
+                #expect(error?.message.contains("name") == true, "\(method): \(String(describing: error))")
+            }
+        }
+        try await expectUnchanged(h, before)
+    }
+
+    @Test func namesAtTheLimitsAreAccepted() async throws {
+        let h = try await Harness()
+        for name in [String(repeating: "n", count: 255), String(repeating: "é", count: 127) + "x", "a", " ", "spaces inside", "emoji 📋", "slash/and.dots"] {
+            #expect(try await h.write(text: name, to: name) == 1, "\(name.utf8.count) bytes")
+            #expect(try await h.readData("text/plain;charset=utf-8", in: name).data == name.bytes)
+        }
+    }
+
+    @Test func invalidTypesAreRefused() async throws {
+        let (h, before) = try await storedHarness()
+        for type in Self.invalidTypes {
+            for (method, arguments) in try Self.callsWithType(type) {
+                await h.expectFailure("InvalidType", method, arguments)
+            }
+        }
+        try await expectUnchanged(h, before)
+    }
+
+    @Test func typesAtTheLimitsAreAccepted() async throws {
+        let h = try await Harness()
+        let longest = "application/" + String(repeating: "x", count: 243)
+        try await h.write([[(longest, [1]), ("com.example.todo", [2]), ("text/plain ; charset=utf-8 ; format=flowed", [3])]])
+        #expect(try await h.types().types == [longest, "com.example.todo", "text/plain;charset=utf-8;format=flowed"])
+        #expect(try await h.readData(longest).data == [1])
+    }
+
+    @Test func missingItemsTypesAndStaleCountsAreRefused() async throws {
+        let (h, before) = try await storedHarness()
+        for item: UInt32 in [2, 3, .max] {
+            await h.expectFailure("NoSuchItem", "ReadData", [.string("general"), .uint32(item), .string("text/plain"), .uint64(0)])
+            await h.expectFailure("NoSuchItem", "ReadBest", [.string("general"), .uint32(item), .strings(["text/plain"]), .uint64(0)])
+            await h.expectFailure("NoSuchItem", "ReadFd", [.string("general"), .uint32(item), .string("text/plain"), .uint64(0)])
+        }
+        await h.expectFailure("NoSuchItem", "ReadData", [.string("never-written"), .uint32(0), .string("text/plain"), .uint64(0)])
+        for (item, type) in [(0, "image/png"), (1, "text/plain"), (0, "text/plain;charset=utf-8"), (0, "application/octet-stream")] {
+            await h.expectFailure("NoSuchType", "ReadData", [.string("general"), .uint32(UInt32(item)), .string(type), .uint64(0)])
+            await h.expectFailure("NoSuchType", "ReadFd", [.string("general"), .uint32(UInt32(item)), .string(type), .uint64(0)])
+        }
+        await h.expectFailure("NoSuchType", "ReadBest", [.string("general"), .uint32(1), .strings(["text/plain", "image/png"]), .uint64(0)])
+        for expect: UInt64 in [2, 3, .max] {
+            await h.expectFailure("Stale", "ReadData", [.string("general"), .uint32(0), .string("text/plain"), .uint64(expect)])
+            await h.expectFailure("Stale", "ReadBest", [.string("general"), .uint32(0), .strings(["text/plain"]), .uint64(expect)])
+            await h.expectFailure("Stale", "ReadFd", [.string("general"), .uint32(0), .string("text/plain"), .uint64(expect)])
+        }
+        try await expectUnchanged(h, before)
+    }
+
+    @Test func staleIsCheckedBeforeTheItem() async throws {
+        let (h, before) = try await storedHarness()
+        // A reader holding an old count learns that it is old, not that the item is missing.
+        await h.expectFailure("Stale", "ReadData", [.string("general"), .uint32(9), .string("text/plain"), .uint64(5)])
+        try await expectUnchanged(h, before)
+    }
+
+    @Test func malformedItemsAreRefused() async throws {
+        let (h, before) = try await storedHarness()
+        let inline: [[[(String, [UInt8])]]] = [
+            [[("text/plain", [1]), ("text/plain", [2])]],
+            [[("image/png", [1]), ("public.png", [2])]],
+            [[("text/plain;charset=utf-8", [1]), ("TEXT/PLAIN; CHARSET=UTF-8", [2])]],
+            [[("com.example.todo", [1]), ("COM.Example.Todo", [2])]],
+            [[("text/plain", [1])], []],
+            [[]],
+        ]
+        for items in inline {
+            await h.expectFailure("InvalidArgument", "WriteItems", [.string("general"), Harness.inlineItems(items), Harness.options([])])
+            await h.expectFailure("InvalidArgument", "WriteItems", [.string("general"), Harness.inlineItems(items), Harness.options([("append", .boolean(true))])])
+            let descriptors = try items.map { item in try item.map { ($0.0, try Descriptors.pipe(holding: $0.1)) } }
+            await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems(descriptors), Harness.options([])])
+        }
+        try await expectUnchanged(h, before)
+    }
+
+    @Test func unreadableDescriptorsAreRefused() async throws {
+        let (h, before) = try await storedHarness()
+        // The wrong end of a pipe whose other end is open: refused at once, not after the idle
+        // timeout (30 s by default, over the call's timeout here).
+        let (readEnd, writeEnd) = try Descriptors.pipe()
+        let start = ContinuousClock.now
+        await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", writeEnd)]]), Harness.options([])])
+        #expect(ContinuousClock.now - start < .seconds(5))
+        withExtendedLifetime(readEnd) {}
+        let directory = open(FileManager.default.temporaryDirectory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(directory >= 0)
+        await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", UnixFileDescriptor(owning: directory))]]), Harness.options([])])
+        try await expectUnchanged(h, before)
+    }
+
+    @Test func aFailingItemAnywhereFailsTheWholeWrite() async throws {
+        let (h, before) = try await storedHarness()
+        await h.expectFailure("InvalidType", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", "new".bytes)], [("text/plain", [1]), ("bad type", [2])]]), Harness.options([])])
+        await h.expectFailure("InvalidArgument", "WriteItemsFd", [
+            .string("general"),
+            Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: "new".bytes))], [("text/plain", try Descriptors.pipe().write)]]),
+            Harness.options([]),
+        ])
+        try await expectUnchanged(h, before)
+    }
+}

@@ -1,0 +1,121 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Durability across crashes and restarts, clean shutdown, and one server per bus and per
+/// state directory.
+struct LifecycleTests {
+    /// Writes inline and file-backed data (by `WriteItems` and by `WriteItemsFd`) to several
+    /// names, and returns what they hold.
+    func fill(_ h: Harness) async throws -> [String: Harness.Snapshot] {
+        let large = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 131) }
+        let fromFile = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 3) }
+        try await h.write(text: "first")
+        try await h.write([[("text/html", "<b>hi</b>".bytes), ("text/plain;charset=utf-8", "hi".bytes)], [("application/x-large", large)]])
+        try await h.writeFd([[("image/png", try Descriptors.file(fromFile)), ("text/plain", try Descriptors.pipe(holding: "piped".bytes))]], to: "find")
+        try await h.write(text: "gone", to: "removed")
+        try await h.remove("removed")
+        try await h.clear("cleared")
+        try await h.write([[("text/plain", [1])]], to: "appended")
+        try await h.write([[("text/plain", [2])]], to: "appended", options: [("append", .boolean(true))])
+        var snapshots: [String: Harness.Snapshot] = [:]
+        for name in ["general", "find", "removed", "cleared", "appended", "never"] {
+            snapshots[name] = try await h.snapshot(name)
+        }
+        #expect(snapshots["general"]?.count == 2)
+        #expect(snapshots["removed"]?.count == 2)
+        #expect(snapshots["find"]?.items.first?.first?.data == fromFile)
+        return snapshots
+    }
+
+    func expectIntact(_ h: Harness, _ snapshots: [String: Harness.Snapshot], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for (name, snapshot) in snapshots {
+            #expect(try await h.snapshot(name) == snapshot, "\(name)", sourceLocation: sourceLocation)
+        }
+        #expect(try await h.listPasteboards().sorted() == ["appended", "cleared", "find", "general"], sourceLocation: sourceLocation)
+    }
+
+    @Test func contentsSurviveKillNine() async throws {
+        let h = try await Harness()
+        let snapshots = try await fill(h)
+        h.server.kill9()
+        try await h.server.restart()
+        try await expectIntact(h, snapshots)
+        // And the next change continues from the stored counts.
+        #expect(try await h.write(text: "next") == 3)
+        #expect(try await h.write(text: "back", to: "removed") == 3)
+    }
+
+    @Test func contentsSurviveRepeatedCrashesMidStream() async throws {
+        let h = try await Harness()
+        var expected: [UInt8] = []
+        for round in 1...3 {
+            // Every write that returned is kept, whatever came after it.
+            expected = Array("round \(round)".utf8)
+            #expect(try await h.write([[("text/plain", expected)]]) == UInt64(round))
+            h.server.kill9()
+            try await h.server.restart()
+            #expect(try await h.readData("text/plain") == (UInt64(round), expected))
+        }
+    }
+
+    @Test func sigtermStopsCleanlyAndKeepsEverything() async throws {
+        let h = try await Harness()
+        let snapshots = try await fill(h)
+        #expect(h.server.terminate() == 0)
+        #expect(try await h.client.nameOwner(Harness.busName) == nil)
+        try await h.server.restart()
+        try await expectIntact(h, snapshots)
+        #expect(h.server.terminate() == 0)
+        #expect(!h.server.log.contains("error"), "\(h.server.log)")
+    }
+
+    @Test func sigtermAsSoonAsReadyStopsCleanly() async throws {
+        // Ready means owning the name: from then on SIGTERM is a clean stop.
+        let bus = try TestBus()
+        for _ in 0..<3 {
+            let server = try await TestServer(bus: bus)
+            #expect(server.terminate() == 0)
+        }
+    }
+
+    @Test func aSecondServerOnTheSameBusExitsSayingTheNameIsTaken() async throws {
+        let h = try await Harness()
+        try await h.write(text: "first server")
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", h.bus.address, "--state-dir", state], timeout: 10)
+        #expect(result.status != 0)
+        #expect(result.err.contains("already taken"), "\(result)")
+        #expect(result.err.contains(Harness.busName), "\(result)")
+        // The first one still owns the name and serves.
+        #expect(try await h.client.nameOwner(Harness.busName) == h.server.uniqueName)
+        #expect(try await h.readData("text/plain;charset=utf-8") == (1, "first server".bytes))
+    }
+
+    @Test func aSecondServerOnTheSameStateDirectoryExits() async throws {
+        let h = try await Harness()
+        try await h.write(text: "first server")
+        let otherBus = try TestBus()
+        let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", h.server.stateDirectory], timeout: 10)
+        #expect(result.status != 0)
+        #expect(result.err.contains(h.server.stateDirectory), "\(result)")
+        // It did not take the name on its bus, and left the first one's data alone.
+        let probe = try Connection.connect(address: otherBus.address)
+        #expect(try await probe.nameOwner(Harness.busName) == nil)
+        #expect(try await h.readData("text/plain;charset=utf-8") == (1, "first server".bytes))
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await h.readData("text/plain;charset=utf-8") == (1, "first server".bytes))
+    }
+
+    @Test func noBusMeansANonZeroExitNamingTheAddress() async throws {
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let address = "unix:path=" + state + "/no-such-socket"
+        let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", address, "--state-dir", state], timeout: 10)
+        #expect(result.status != 0)
+        #expect(result.err.contains("no-such-socket"), "\(result)")
+    }
+}

@@ -1,0 +1,129 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// The limits set with `--limit`: what goes over is refused with `TooLarge` or `QuotaExceeded`
+/// and changes nothing.
+struct LimitTests {
+    static func bytes(_ count: Int, seed: Int = 1) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* seed &+ seed) }
+    }
+
+    @Test func maxInlineBytesBoundsWriteItems() async throws {
+        let h = try await Harness(limits: ["max-inline-bytes=1024"])
+        #expect(try await h.write([[("application/x-a", Self.bytes(1024))]]) == 1)
+        let before = try await h.snapshot()
+        let error = await h.expectFailure("TooLarge", "WriteItems", [.string("general"), Harness.inlineItems([[("application/x-a", Self.bytes(1025))]]), Harness.options([])])
+        #expect(error?.message.contains("WriteItemsFd") == true, "the message says what to do: \(String(describing: error))")
+        await h.expectFailure("TooLarge", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1])], [("text/html", [2]), ("application/x-a", Self.bytes(4096))]]), Harness.options([("append", .boolean(true))])])
+        await h.expectFailure("TooLarge", "WriteItems", [.string("fresh"), Harness.inlineItems([[("application/x-a", Self.bytes(1025))]]), Harness.options([])])
+        #expect(try await h.snapshot() == before)
+        #expect(try await h.changeCount("fresh") == 0)
+        #expect(try await h.listPasteboards() == ["general"])
+    }
+
+    @Test func maxInlineBytesBoundsReadDataAndReadBest() async throws {
+        let h = try await Harness(limits: ["max-inline-bytes=1024"])
+        let big = Self.bytes(5000, seed: 7)
+        let file = Self.bytes(200_000, seed: 3)
+        #expect(try await h.writeFd([[("application/x-big", try Descriptors.pipe(holding: big)), ("text/plain", try Descriptors.pipe(holding: "small".bytes))], [("application/x-file", try Descriptors.file(file))]]) == 1)
+        #expect(try await h.items().items == [.init(types: ["application/x-big", "text/plain"], sizes: [5000, 5]), .init(types: ["application/x-file"], sizes: [200_000])])
+        let error = await h.expectFailure("TooLarge", "ReadData", [.string("general"), .uint32(0), .string("application/x-big"), .uint64(0)])
+        #expect(error?.message.contains("ReadFd") == true, "the message says what to do: \(String(describing: error))")
+        await h.expectFailure("TooLarge", "ReadBest", [.string("general"), .uint32(0), .strings(["application/x-big"]), .uint64(0)])
+        await h.expectFailure("TooLarge", "ReadBest", [.string("general"), .uint32(0), .strings(["application/octet-stream"]), .uint64(0)])
+        await h.expectFailure("TooLarge", "ReadData", [.string("general"), .uint32(1), .string("application/x-file"), .uint64(0)])
+        await h.expectFailure("TooLarge", "ReadBest", [.string("general"), .uint32(1), .strings(["application/x-file"]), .uint64(1)])
+        // The small representation of the same item is readable, and ReadFd has no limit.
+        #expect(try await h.readData("text/plain") == (1, "small".bytes))
+        #expect(try await h.readBest(["text/plain"]) == (1, "text/plain", "small".bytes))
+        #expect(try await h.readFdBytes("application/x-big") == (1, big))
+        #expect(try await h.readFdBytes("application/x-file", item: 1) == (1, file))
+        #expect(try await h.changeCount() == 1)
+    }
+
+    @Test func maxItemBytesBoundsEachItem() async throws {
+        let h = try await Harness(limits: ["max-item-bytes=100"])
+        #expect(try await h.write([[("text/plain", Self.bytes(50)), ("text/html", Self.bytes(50))], [("image/png", Self.bytes(100))]]) == 1)
+        let before = try await h.snapshot()
+        await h.expectFailure("TooLarge", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", Self.bytes(60)), ("text/html", Self.bytes(41))]]), Harness.options([])])
+        await h.expectFailure("TooLarge", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1])], [("image/png", Self.bytes(101))]]), Harness.options([("append", .boolean(true))])])
+        await h.expectFailure("TooLarge", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("image/png", try Descriptors.pipe(holding: Self.bytes(101)))]]), Harness.options([])])
+        await h.expectFailure("TooLarge", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("image/png", try Descriptors.file(Self.bytes(70))), ("text/plain", try Descriptors.file(Self.bytes(70)))]]), Harness.options([])])
+        #expect(try await h.snapshot() == before)
+    }
+
+    @Test func maxItemBytesStopsAStreamThatNeverEnds() async throws {
+        let h = try await Harness(limits: ["max-item-bytes=1M"])
+        // A writer that would go on forever: the server stops reading at the limit.
+        let (reader, feeder) = try PipeFeeder.start(count: nil) { _ in [UInt8](repeating: 0x55, count: 65536) }
+        let error = await h.expectFailure("TooLarge", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("application/x-endless", reader)]]), Harness.options([])])
+        #expect(error?.message.contains("max-item-bytes") == true)
+        #expect(try await h.changeCount() == 0)
+        #expect(feeder.written >= 1 << 20)
+    }
+
+    @Test func maxItemsBoundsTheItemsOfAPasteboard() async throws {
+        let h = try await Harness(limits: ["max-items=2"])
+        #expect(try await h.write([[("text/plain", [1])], [("text/plain", [2])]]) == 1)
+        let before = try await h.snapshot()
+        await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1])], [("text/plain", [2])], [("text/plain", [3])]]), Harness.options([])])
+        await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [3])]]), Harness.options([("append", .boolean(true))])])
+        await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [3]))]]), Harness.options([("append", .boolean(true))])])
+        #expect(try await h.snapshot() == before)
+        // Replacing with as many is fine.
+        #expect(try await h.write([[("text/plain", [4])], [("text/plain", [5])]]) == 2)
+    }
+
+    @Test func maxPasteboardsBoundsTheListedNames() async throws {
+        let h = try await Harness(limits: ["max-pasteboards=2"])
+        try await h.write(text: "a", to: "a")
+        try await h.clear("b")
+        let before = try await h.snapshot("a")
+        await h.expectFailure("QuotaExceeded", "WriteItems", [.string("c"), Harness.inlineItems([[("text/plain", [1])]]), Harness.options([])])
+        await h.expectFailure("QuotaExceeded", "ClearContents", [.string("c")])
+        await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("c"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])])
+        #expect(try await h.changeCount("c") == 0)
+        #expect(try await h.listPasteboards().sorted() == ["a", "b"])
+        // Names already listed can still be written; reading a new name costs nothing.
+        #expect(try await h.write(text: "a2", to: "a") == 2)
+        #expect(try await h.write(text: "b2", to: "b") == 2)
+        #expect(try await h.types("d") == (0, []))
+        #expect(before.count == 1)
+        // Removing one makes room.
+        try await h.remove("b")
+        #expect(try await h.write(text: "c", to: "c") == 1)
+        #expect(try await h.listPasteboards().sorted() == ["a", "c"])
+    }
+
+    @Test func maxPasteboardBytesBoundsTheSumOfItems() async throws {
+        let h = try await Harness(limits: ["max-pasteboard-bytes=150"])
+        #expect(try await h.write([[("text/plain", Self.bytes(100))]]) == 1)
+        let before = try await h.snapshot()
+        await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", Self.bytes(100))], [("text/plain", Self.bytes(51))]]), Harness.options([])])
+        await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", Self.bytes(51))]]), Harness.options([("append", .boolean(true))])])
+        #expect(try await h.snapshot() == before)
+        #expect(try await h.write([[("text/plain", Self.bytes(50))]], options: [("append", .boolean(true))]) == 2)
+    }
+
+    @Test func maxTypesPerItemBoundsAnItem() async throws {
+        let h = try await Harness(limits: ["max-types-per-item=2"])
+        #expect(try await h.write([[("text/plain", [1]), ("text/html", [2])]]) == 1)
+        await h.expectFailure("TooLarge", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1]), ("text/html", [2]), ("text/rtf", [3])]]), Harness.options([])])
+        #expect(try await h.changeCount() == 1)
+    }
+
+    @Test func invalidLimitSettingsStopTheServerAtStart() async throws {
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        for setting in ["bogus=1", "max-items", "max-items=lots", "max-items=-1"] {
+            let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--limit", setting], timeout: 10)
+            #expect(result.status != 0, "\(setting): \(result)")
+            #expect(!result.err.isEmpty, "\(setting): nothing on stderr")
+        }
+        let unknown = try await runInBackground(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--limit", "bogus=1"], timeout: 10)
+        #expect(unknown.err.contains("max-item-bytes"), "the message lists the limits: \(unknown.err)")
+    }
+}

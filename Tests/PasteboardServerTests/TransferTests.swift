@@ -1,0 +1,148 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// `WriteItemsFd` with descriptors that misbehave: writers that vanish, stall or trickle.
+struct TransferTests {
+    @Test func aWriterThatDisconnectsMidTransferStoresNothing() async throws {
+        let h = try await Harness()
+        try await h.write(text: "before")
+        let before = try await h.snapshot()
+        let signals = try await h.recordSignals()
+
+        let writer = try h.connect()
+        let writerName = writer.uniqueName
+        let (readEnd, writeEnd) = try Descriptors.pipe()
+        let call = try Message.methodCall(
+            destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WriteItemsFd",
+            arguments: [.string("general"), Harness.descriptorItems([[("application/x-partial", readEnd)]]), Harness.options([])])
+        writer.send([call])
+        // Part of the data, more than fits in memory (so the server has begun a blob file).
+        try Descriptors.writeAll(writeEnd, [UInt8](repeating: 0xAB, count: 40_000))
+        try Descriptors.writeAll(writeEnd, [UInt8](repeating: 0xCD, count: 40_000))
+        _ = consume readEnd
+
+        // The client goes away first; only then does its pipe close.
+        writer.close()
+        await writer.waitUntilDisconnected()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try await h.client.nameOwner(writerName) != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = consume writeEnd
+
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await h.snapshot() == before)
+        #expect(signals.signals.isEmpty, "\(signals.signals)")
+        // Nothing half-written survives a restart either.
+        try await h.server.restart()
+        #expect(try await h.snapshot() == before)
+        #expect(try await h.write(text: "after") == 2)
+    }
+
+    @Test func aStalledWriterTimesOutWhileOthersAreServed() async throws {
+        let h = try await Harness(limits: ["transfer-idle-timeout-ms=500"])
+        try await h.write(text: "before")
+        let before = try await h.snapshot()
+        // For about a second and a half the writer sends a byte every 100 ms, so the transfer
+        // stays open; then it goes silent without closing the pipe.
+        let (readEnd, feeder) = try PipeFeeder.start(count: 15, keepOpen: true) { _ in
+            Thread.sleep(forTimeInterval: 0.1)
+            return [UInt8(ascii: "x")]
+        }
+        let staller = try h.connect()
+        let finished = Flag()
+        async let stalled: DBusError? = {
+            defer { finished.set() }
+            return await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", readEnd)]]), Harness.options([])], on: staller)
+        }()
+
+        // Meanwhile everyone else is answered, writes included: a server blocked by the
+        // transfer would answer none of these before it ends.
+        let other = try h.connect()
+        var roundTrips: [Duration] = []
+        for _ in 0..<5 {
+            let start = ContinuousClock.now
+            #expect(try await h.call("ChangeCount", [.string("general")], on: other) == [.uint64(1)])
+            roundTrips.append(ContinuousClock.now - start)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let start = ContinuousClock.now
+        #expect(try await h.write(text: "meanwhile", to: "other", on: other) == 1)
+        roundTrips.append(ContinuousClock.now - start)
+        #expect(!finished.isSet, "the transfer ended while its writer was still writing")
+        #expect(roundTrips.sorted()[roundTrips.count / 2] < .milliseconds(250), "calls during the transfer took \(roundTrips)")
+
+        let error = await stalled
+        #expect(await feeder.wait(timeout: .seconds(1)))
+        let waited = ContinuousClock.now - (feeder.lastWrite ?? .now)
+        #expect(feeder.written == 15)
+        #expect(error?.message.contains("transfer-idle-timeout-ms") == true, "\(String(describing: error))")
+        #expect(waited >= .milliseconds(450) && waited < .seconds(5), "gave up \(waited) after the last byte")
+        #expect(try await h.snapshot() == before)
+        #expect(try await h.changeCount("other") == 1)
+    }
+
+    @Test func aSlowWriterWithinTheTimeoutSucceeds() async throws {
+        let h = try await Harness(limits: ["transfer-idle-timeout-ms=1000"])
+        let (readEnd, feeder) = try PipeFeeder.start(count: 4) { index in
+            Thread.sleep(forTimeInterval: 0.15)
+            return Array("piece \(index);".utf8)
+        }
+        #expect(try await h.writeFd([[("text/plain", readEnd)]]) == 1)
+        #expect(await feeder.wait())
+        #expect(try await h.readData("text/plain").data == "piece 0;piece 1;piece 2;piece 3;".bytes)
+    }
+
+    @Test func oneDescriptorForTwoTypesIsStoredForBoth() async throws {
+        let h = try await Harness()
+        let text = "the same bytes twice".bytes
+        let file = try Descriptors.file(text)
+        #expect(try await h.writeFd([[("text/plain", file), ("text/x-copy", file)]]) == 1)
+        #expect(try await h.items().items == [.init(types: ["text/plain", "text/x-copy"], sizes: [Int64(text.count), Int64(text.count)])])
+        #expect(try await h.readData("text/plain").data == text)
+        #expect(try await h.readData("text/x-copy").data == text)
+
+        let pipe = try Descriptors.pipe(holding: "piped".bytes)
+        #expect(try await h.writeFd([[("text/plain", pipe)], [("text/plain", pipe), ("text/html", pipe)]]) == 2)
+        #expect(try await h.items().items == [.init(types: ["text/plain"], sizes: [5]), .init(types: ["text/plain", "text/html"], sizes: [5, 5])])
+        #expect(try await h.readData("text/html", item: 1).data == "piped".bytes)
+        #expect(try await h.readData("text/plain", item: 0).data == "piped".bytes)
+    }
+
+    @Test func aFileIsReadFromItsCurrentOffset() async throws {
+        let h = try await Harness()
+        let file = try Descriptors.file("skip:keep".bytes)
+        lseek(file.rawValue, 5, SEEK_SET)
+        #expect(try await h.writeFd([[("text/plain", file)]]) == 1)
+        #expect(try await h.readData("text/plain").data == "keep".bytes)
+    }
+
+    @Test func manyTransfersAtOnce() async throws {
+        let h = try await Harness()
+        let counts = try await withThrowingTaskGroup(of: UInt64.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let data = Self.transferData(index)
+                    let (readEnd, feeder) = try PipeFeeder.start(count: 1) { _ in data }
+                    let count = try await h.writeFd([[("application/x-data", readEnd)]], to: "name-\(index % 4)")
+                    _ = await feeder.wait()
+                    return count
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts.sorted() == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4])
+        for index in 0..<4 {
+            let (count, data) = try await h.readFdBytes("application/x-data", in: "name-\(index)")
+            #expect(count == 4)
+            // Whichever write came last, whole.
+            #expect([index, index + 4, index + 8, index + 12].map(Self.transferData).contains(data))
+        }
+    }
+
+    static func transferData(_ index: Int) -> [UInt8] {
+        Array("transfer \(index)".utf8) + [UInt8](repeating: UInt8(index), count: 100_000)
+    }
+}

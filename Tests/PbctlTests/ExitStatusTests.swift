@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The exit statuses of the contract: 0 success, 1 nothing to paste, 64 usage, 65 input the
+/// server refuses, 69 server unavailable; help on stdout.
+struct ExitStatusTests {
+    @Test func helpGoesToStdout() async throws {
+        let result = try await runPbctl(["--help"])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        #expect(result.out.hasPrefix("OVERVIEW: Copy, paste and watch the pasteboards of pasteboardd.\n"))
+        #expect(result.out.contains("USAGE: pbctl [--pasteboard <NAME>] [--address <BUS>] <subcommand>\n"))
+        for command in ["copy", "paste", "types", "info", "count", "list", "clear", "remove", "watch", "history", "restore"] {
+            #expect(result.out.contains("\n  \(command) "), "\(command) missing from the help")
+        }
+    }
+
+    @Test func commandHelpGoesToStdout() async throws {
+        let result = try await runPbctl(["copy", "--help"])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        #expect(result.out.hasPrefix("OVERVIEW: Copy stdin (or FILE) to the pasteboard as one item.\n"))
+    }
+
+    // MARK: 64: usage
+
+    @Test func unknownCommand() async throws {
+        let world = try await PbctlHarness()
+        let result = try await world.pbctl("frobnicate")
+        #expect(result.status == 64)
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("Error: Unexpected argument 'frobnicate'\n"))
+        #expect(result.err.contains("Usage: pbctl "))
+    }
+
+    @Test func noCommand() async throws {
+        let world = try await PbctlHarness()
+        let result = try await world.pbctl()
+        #expect(result.status == 64)
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("Error: Missing a command, such as 'pbctl paste'.\nUsage: pbctl [--pasteboard <NAME>] [--address <BUS>] <subcommand>\n"), "\(result.err)")
+    }
+
+    @Test(arguments: [
+        (["restore"], "Error: Missing expected argument '<count>'\n"),
+        (["copy", "-t"], "Error: Missing value for '-t <TYPE>'\n"),
+        (["paste", "--item"], "Error: Missing value for '--item <N>'\n"),
+        (["paste", "--item", "first"], "Error: The value 'first' is invalid for '--item <N>'\n"),
+        (["copy", "--expires", "0"], "Error: --expires takes a positive number of seconds\n"),
+        (["watch", "--since", "-1"], "Error: "),
+        (["count", "extra"], "Error: Unexpected argument 'extra'\n"),
+    ])
+    func missingOrBadArgument(arguments: [String], message: String) async throws {
+        let world = try await PbctlHarness()
+        let result = try await runPbctl(["--address", world.bus.address] + arguments)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix(message), "\(result.err)")
+    }
+
+    @Test(arguments: ["", "bad\u{1}name", String(repeating: "n", count: 256)])
+    func invalidPasteboardName(name: String) async throws {
+        let world = try await PbctlHarness()
+        let result = try await world.pbctl("-p", name, "count")
+        #expect(result.status == 64, "\(result)")
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("Error: "), "\(result.err)")
+        #expect(result.err.contains("pasteboard name"), "\(result.err)")
+        // Nothing reached the server.
+        expectSuccess(try await world.pbctl("list"))
+    }
+
+    @Test func emptyPasteboardNameSaysSo() async throws {
+        let world = try await PbctlHarness()
+        let result = try await world.pbctl("copy", "-p", "", input: "x")
+        #expect(result.status == 64)
+        #expect(result.err.hasPrefix("Error: The pasteboard name is empty; a pasteboard name is 1 to 255 bytes of UTF-8 without control characters, such as \"general\".\n"))
+        expectSuccess(try await world.pbctl("count"), stdout: "0\n")
+    }
+
+    // MARK: 65: refused by the server
+
+    @Test func invalidTypeIsRefused() async throws {
+        let world = try await PbctlHarness()
+        expect(
+            try await world.pbctl("copy", "-t", "bad type", input: "x"), status: 65, stdout: "",
+            stderr: "pbctl: The type \"bad type\" has a space at byte 3; spaces are allowed only around the ';' between MIME parameters, as in \"text/plain ; charset=utf-8\".\n")
+        expectSuccess(try await world.pbctl("count"), stdout: "0\n")
+        expectSuccess(try await world.pbctl("list"))
+    }
+
+    @Test func invalidTypeToPasteIsRefused() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", input: "x"))
+        let result = try await world.pbctl("paste", "-t", "bad type")
+        #expect(result.status == 65, "\(result)")
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("pbctl: The type \"bad type\" has a space at byte 3"), "\(result.err)")
+    }
+
+    // MARK: 69: unavailable
+
+    @Test(arguments: [["count"], ["copy"], ["paste"], ["list"], ["info", "--json"]])
+    func noServerOnTheBus(arguments: [String]) async throws {
+        let world = try await PbctlHarness(server: false)
+        let result = try await runPbctl(["--address", world.bus.address] + arguments, input: Data("x".utf8))
+        expect(
+            result, status: 69, stdout: "",
+            stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd &`\n")
+    }
+
+    @Test func noBusAtTheAddress() async throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("pbctl-no-bus-\(UUID().uuidString)").path
+        let address = "unix:path=\(socket)"
+        let result = try await runPbctl(["--address", address, "count"])
+        #expect(result.status == 69)
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("pbctl: cannot reach pasteboardd on the bus \(address): "), "\(result.err)")
+        #expect(result.err.contains("No such file or directory"), "\(result.err)")
+    }
+
+    @Test func malformedAddress() async throws {
+        let result = try await runPbctl(["--address", "nonsense", "count"])
+        #expect(result.status == 69)
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("pbctl: cannot reach pasteboardd on the bus nonsense: "), "\(result.err)")
+    }
+
+    @Test func noSessionBus() async throws {
+        let result = try await runPbctl(["count"], environment: ["XDG_RUNTIME_DIR": ""])
+        expect(result, status: 69, stdout: "", stderr: "pbctl: cannot reach pasteboardd on the bus (none: DBUS_SESSION_BUS_ADDRESS is not set): no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist\n")
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Data larger than the server takes inline travels through file descriptors both ways.
+struct LargeDataTests {
+    /// The server's inline limit in these tests; the data is far above it.
+    static let limits = ["max-inline-bytes=65536"]
+    static let size = 5 << 20 + 12345
+
+    @Test func throughAPipe() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = randomBytes(Self.size)
+        expectSuccess(try await world.pbctl("copy", input: data))
+        try await expectPastes(data, type: "application/octet-stream", in: world)
+    }
+
+    @Test func fromAFile() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = randomBytes(Self.size)
+        let file = try temporaryFile(data)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("copy", file))
+        try await expectPastes(data, type: "application/octet-stream", in: world)
+    }
+
+    /// A regular file on stdin is handed to the server as it is, from the current offset.
+    @Test func fromAFileOnStdin() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = randomBytes(Self.size)
+        let file = try temporaryFile(Data("skipped".utf8) + data)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let script = #"exec 0<"$2" && head -c 7 >/dev/null && exec "$0" --address "$1" copy"#
+        expectSuccess(try await runProgram("/bin/sh", ["-c", script, try Paths.product("pbctl"), world.bus.address, file]))
+        try await expectPastes(data, type: "application/octet-stream", in: world)
+    }
+
+    @Test func fromAFileUnderSeveralTypes() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = randomBytes(Self.size)
+        let file = try temporaryFile(data)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("copy", file, "-t", "application/x-one", "-t", "application/x-two"))
+        try await expectPastes(data, type: "application/x-one\napplication/x-two", in: world)
+        let second = try await world.pbctl("paste", "-t", "application/x-two")
+        #expect(second.status == 0)
+        #expect(second.stdout == data)
+    }
+
+    @Test func textUnderSeveralTypes() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = Data(String(repeating: "large text, ", count: Self.size / 12).utf8)
+        expectSuccess(try await world.pbctl("copy", "-t", "text/plain;charset=utf-8", "-t", "text/x-log", input: data))
+        try await expectPastes(data, type: "text/plain;charset=utf-8\ntext/x-log", in: world)
+        let log = try await world.pbctl("paste", "-t", "text/x-log")
+        #expect(log.status == 0)
+        #expect(log.stdout == data)
+        expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":1,"items":[{"types":["text/plain;charset=utf-8","text/x-log"],"sizes":[\#(data.count),\#(data.count)]}]}"# + "\n")
+    }
+
+    /// Between the server's inline limit and pbctl's own cutoff: pbctl first tries inline, is
+    /// told `TooLarge`, and falls back to a descriptor.
+    @Test func aboveTheServersInlineLimitOnly() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = randomBytes(200_000)
+        expectSuccess(try await world.pbctl("copy", input: data))
+        try await expectPastes(data, type: "application/octet-stream", in: world)
+    }
+
+    /// Checks that `paste` gives `data` back and `types` prints `type` (lines joined by `\n`).
+    private func expectPastes(_ data: Data, type: String, in world: PbctlHarness, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let pasted = try await world.pbctl("paste")
+        #expect(pasted.status == 0, "\(pasted.err)", sourceLocation: sourceLocation)
+        #expect(pasted.err == "", sourceLocation: sourceLocation)
+        #expect(pasted.stdout.count == data.count, sourceLocation: sourceLocation)
+        #expect(pasted.stdout == data, "the pasted bytes differ", sourceLocation: sourceLocation)
+        expectSuccess(try await world.pbctl("types"), stdout: type + "\n", sourceLocation: sourceLocation)
+        expectSuccess(try await world.pbctl("count"), stdout: "1\n", sourceLocation: sourceLocation)
+    }
+}

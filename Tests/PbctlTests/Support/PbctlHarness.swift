@@ -1,0 +1,119 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// One test's world: a private bus, a real `pasteboardd` on it (unless asked for none), and
+/// the built `pbctl` pointed at that bus with `--address`.
+///
+/// ```swift
+/// let world = try await PbctlHarness()
+/// expect(try await world.pbctl("copy", input: "hello"), status: 0)
+/// expect(try await world.pbctl("paste"), stdout: "hello")
+/// ```
+final class PbctlHarness: Sendable {
+    let bus: TestBus
+    /// Nil when the harness was made with `server: false`.
+    let server: TestServer?
+
+    /// - Parameters:
+    ///   - server: whether to start `pasteboardd` on the bus.
+    ///   - limits: `KEY=VALUE` settings for the server's `--limit`.
+    init(server: Bool = true, limits: [String] = []) async throws {
+        bus = try TestBus()
+        self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
+    }
+
+    /// Runs `pbctl --address BUS ARGUMENTS...` with `input` on stdin.
+    func pbctl(_ arguments: String..., input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
+        try await runPbctl(["--address", bus.address] + arguments, input: input, environment: environment)
+    }
+
+    /// Runs `pbctl --address BUS ARGUMENTS...` with the UTF-8 of `input` on stdin.
+    func pbctl(_ arguments: String..., input: String) async throws -> Outcome {
+        try await runPbctl(["--address", bus.address] + arguments, input: Data(input.utf8))
+    }
+
+    /// Writes items straight through `WriteItems` (pbctl writes only one item): each item is its
+    /// types, in order, with their bytes.
+    func writeItems(_ name: String = "general", _ items: [[(type: String, data: Data)]]) async throws {
+        let connection = try Connection.connect(address: bus.address)
+        defer { connection.close() }
+        let encoded: [DBusValue] = items.map { item in
+            .dictionary(key: "s", value: "ay", item.map { (.string($0.type), .bytes(Array($0.data))) })
+        }
+        _ = try await connection.call(
+            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+            method: "WriteItems", arguments: [.string(name), .array(element: "a{say}", encoded), .dictionary(key: "s", value: "v", [])],
+            timeout: .seconds(10))
+    }
+}
+
+/// What a finished program left: its exit status and everything it wrote.
+struct Outcome: Sendable, CustomStringConvertible {
+    let status: Int32
+    let stdout: Data
+    let stderr: Data
+
+    var out: String { String(decoding: stdout, as: UTF8.self) }
+    var err: String { String(decoding: stderr, as: UTF8.self) }
+    var description: String { "status \(status)\nstdout: \(out)\nstderr: \(err)" }
+}
+
+/// Runs the built `pbctl` with exactly `arguments` (no `--address` added).
+func runPbctl(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
+    try await runProgram(try Paths.product("pbctl"), arguments, input: input, environment: environment)
+}
+
+/// Runs a program to completion with `input` on stdin, killing it after `timeout`.
+func runProgram(
+    _ executable: String, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:],
+    timeout: Duration = .seconds(30)
+) async throws -> Outcome {
+    let child = try Child(executable, arguments, environment: environment)
+    child.send(input)
+    let status = try await child.wait(timeout: timeout)
+    return Outcome(status: status, stdout: child.stdout, stderr: child.stderr)
+}
+
+/// Records an issue for each part of `result` that differs from what is given; parts left nil
+/// are not checked.
+func expect(
+    _ result: Outcome, status: Int32? = nil, stdout: String? = nil, stderr: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    if let status {
+        #expect(result.status == status, "exit status; \(result)", sourceLocation: sourceLocation)
+    }
+    if let stdout {
+        #expect(result.out == stdout, "stdout; \(result)", sourceLocation: sourceLocation)
+    }
+    if let stderr {
+        #expect(result.err == stderr, "stderr; \(result)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Records an issue unless `result` succeeded silently on stderr with exactly `stdout`.
+func expectSuccess(_ result: Outcome, stdout: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+    expect(result, status: 0, stdout: stdout, stderr: "", sourceLocation: sourceLocation)
+}
+
+/// `count` bytes of random data.
+func randomBytes(_ count: Int) -> Data {
+    var generator = SystemRandomNumberGenerator()
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(count + 8)
+    while bytes.count < count {
+        withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
+    }
+    return Data(bytes.prefix(count))
+}
+
+/// A temporary file holding `data`, deleted by the caller.
+func temporaryFile(_ data: Data, _ label: String = "pbctl-test") throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)").path
+    guard FileManager.default.createFile(atPath: path, contents: data) else {
+        throw TestSupportError("cannot create \(path)")
+    }
+    return path
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `pbctl watch`, run in the background while the test makes changes.
+///
+/// A watcher gives no sign of when it starts listening, so most tests first prime it (see
+/// ``Watcher/prime(_:name:line:)``) and check the lines that follow the priming ones exactly.
+struct WatchTests {
+    static let text = "text/plain;charset=utf-8"
+
+    @Test func linesPerChange() async throws {
+        let world = try await PbctlHarness()
+        let watcher = try world.watch("watch")
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world) { "general \($0) \(Self.text)" }
+        let count = try await world.changeCount()
+        expectSuccess(try await world.pbctl("copy", input: "one"))
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", "-t", "image/png", input: "two"))
+        expectSuccess(try await world.pbctl("clear"))
+        let lines = try await watcher.waitForLines(skipped + 3)
+        #expect(Array(lines.dropFirst(skipped)) == [
+            "general \(count + 1) \(Self.text)",
+            "general \(count + 2) text/html image/png",
+            "general \(count + 3)",
+        ])
+        #expect(watcher.errorText == "")
+    }
+
+    @Test func onlyTheNamedPasteboard() async throws {
+        let world = try await PbctlHarness()
+        let watcher = try world.watch("-p", "mine", "watch")
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world, name: "mine") { "mine \($0) \(Self.text)" }
+        let count = try await world.changeCount("mine")
+        expectSuccess(try await world.pbctl("copy", input: "elsewhere"))
+        expectSuccess(try await world.pbctl("copy", "-p", "mine", input: "here"))
+        try await watcher.waitForLines(skipped + 1)
+        // Time for a line about 'general' to show up, were one coming.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(Array(watcher.lines.dropFirst(skipped)) == ["mine \(count + 1) \(Self.text)"])
+    }
+
+    @Test func json() async throws {
+        let world = try await PbctlHarness()
+        let watcher = try world.watch("watch", "--json")
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world) { #"{"name":"general","count":\#($0),"types":["\#(Self.text)"]}"# }
+        let count = try await world.changeCount()
+        expectSuccess(try await world.pbctl("copy", input: "one"))
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", "-t", "application/x-two", input: "two"))
+        expectSuccess(try await world.pbctl("clear"))
+        let lines = try await watcher.waitForLines(skipped + 3)
+        #expect(Array(lines.dropFirst(skipped)) == [
+            #"{"name":"general","count":\#(count + 1),"types":["\#(Self.text)"]}"#,
+            #"{"name":"general","count":\#(count + 2),"types":["text/html","application/x-two"]}"#,
+            #"{"name":"general","count":\#(count + 3),"types":[]}"#,
+        ])
+    }
+
+    @Test func allPasteboards() async throws {
+        let world = try await PbctlHarness()
+        let watcher = try world.watch("watch", "--all")
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world, name: "ready") { "ready \($0) \(Self.text)" }
+        expectSuccess(try await world.pbctl("copy", input: "one"))
+        expectSuccess(try await world.pbctl("-p", "other", "copy", "-t", "text/html", input: "two"))
+        expectSuccess(try await world.pbctl("-p", "other", "remove"))
+        let lines = try await watcher.waitForLines(skipped + 3)
+        #expect(Array(lines.dropFirst(skipped)) == [
+            "general 1 \(Self.text)",
+            "other 1 text/html",
+            "other 2",
+        ])
+    }
+
+    @Test func sinceZeroReportsTheCurrentStateFirst() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", input: "one"))
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", input: "two"))
+        let watcher = try world.watch("watch", "--since", "0")
+        defer { watcher.stop() }
+        // The first line is also the sign that the watcher listens.
+        #expect(try await watcher.waitForLines(1) == ["general 2 text/html"])
+        expectSuccess(try await world.pbctl("copy", input: "three"))
+        #expect(try await watcher.waitForLines(2) == ["general 2 text/html", "general 3 \(Self.text)"])
+    }
+
+    @Test func sinceTheCurrentCountReportsOnlyLaterChanges() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", input: "one"))
+        expectSuccess(try await world.pbctl("copy", input: "two"))
+        let watcher = try world.watch("watch", "--since", "2")
+        defer { watcher.stop() }
+        // Whether this change comes before the watcher listens (then --since reports it) or
+        // after (then the signal does), it is reported exactly once, and nothing for count 2.
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", input: "three"))
+        #expect(try await watcher.waitForLines(1) == ["general 3 text/html"])
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(watcher.lines == ["general 3 text/html"])
+    }
+
+    @Test func sinceWithAllReportsEachPasteboardAboveTheCount() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("-p", "a", "copy", input: "a1"))
+        expectSuccess(try await world.pbctl("-p", "b", "copy", input: "b1"))
+        expectSuccess(try await world.pbctl("-p", "b", "copy", "-t", "text/html", input: "b2"))
+        let watcher = try world.watch("watch", "--all", "--since", "1")
+        defer { watcher.stop() }
+        #expect(try await watcher.waitForLines(1) == ["b 2 text/html"])
+        expectSuccess(try await world.pbctl("-p", "a", "copy", input: "a2"))
+        #expect(try await watcher.waitForLines(2) == ["b 2 text/html", "a 2 \(Self.text)"])
+    }
+
+    @Test func execGetsTheDataAndTheEnvironment() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let script = #"printf '%s|%s|%s|%s\n' "$PASTEBOARD_NAME" "$PASTEBOARD_COUNT" "$PASTEBOARD_TYPES" "$(cat)" >> "$WATCH_OUTPUT""#
+        let watcher = try world.watch("watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world) { "general|\($0)|\(Self.text)|ready" }
+        let count = try await world.changeCount()
+        // One change at a time: a command reads the data of its own change, which a later
+        // change would replace.
+        expectSuccess(try await world.pbctl("copy", input: "first data"))
+        try await watcher.waitForLines(skipped + 1)
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", "-t", "text/x-two", input: "<b>second</b>"))
+        try await watcher.waitForLines(skipped + 2)
+        expectSuccess(try await world.pbctl("clear"))
+        let lines = try await watcher.waitForLines(skipped + 3)
+        #expect(Array(lines.dropFirst(skipped)) == [
+            "general|\(count + 1)|\(Self.text)|first data",
+            "general|\(count + 2)|text/html text/x-two|<b>second</b>",
+            "general|\(count + 3)||",
+        ])
+        #expect(watcher.errorText == "")
+    }
+
+    @Test func execWithSinceRunsForTheCurrentState() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("-p", "notes", "copy", input: "already there"))
+        let script = #"printf '%s %s %s\n' "$PASTEBOARD_NAME" "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
+        let watcher = try world.watch("-p", "notes", "watch", "--since", "0", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        defer { watcher.stop() }
+        #expect(try await watcher.waitForLines(1) == ["notes 1 already there"])
+    }
+
+    /// Plain `watch` waits for a server to start; `--since` must ask for the state at once.
+    @Test func sinceWithNoServer() async throws {
+        let world = try await PbctlHarness(server: false)
+        expect(
+            try await world.pbctl("watch", "--since", "0"), status: 69, stdout: "",
+            stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd &`\n")
+    }
+}
