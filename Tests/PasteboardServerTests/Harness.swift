@@ -79,6 +79,7 @@ final class Harness: Sendable {
         try #require(try await call("ChangeCount", [.string(name)]).first?.uint64Value)
     }
 
+    @discardableResult
     func clear(_ name: String = "general") async throws -> UInt64 {
         try #require(try await call("ClearContents", [.string(name)]).first?.uint64Value)
     }
@@ -135,7 +136,8 @@ final class Harness: Sendable {
     }
 
     func canRead(_ types: [String], in name: String = "general") async throws -> Bool {
-        try #require(try await call("CanRead", [.string(name), .strings(types)]).first?.boolValue)
+        let reply = try await call("CanRead", [.string(name), .strings(types)])
+        return try #require(reply.first?.boolValue as Bool?)
     }
 
     func readData(_ type: String, item: UInt32 = 0, in name: String = "general", expect: UInt64 = 0) async throws -> (count: UInt64, data: [UInt8]) {

@@ -13,15 +13,14 @@ struct TransferTests {
 
         let writer = try h.connect()
         let writerName = writer.uniqueName
-        let (readEnd, writeEnd) = try Descriptors.pipe()
+        // Part of the data, more than the server keeps in memory (so it has begun a blob file).
+        let (readEnd, feeder) = try PipeFeeder.start(count: 2, keepOpen: true) { [UInt8](repeating: $0 == 0 ? 0xAB : 0xCD, count: 40_000) }
         let call = try Message.methodCall(
             destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WriteItemsFd",
             arguments: [.string("general"), Harness.descriptorItems([[("application/x-partial", readEnd)]]), Harness.options([])])
         writer.send([call])
-        // Part of the data, more than fits in memory (so the server has begun a blob file).
-        try Descriptors.writeAll(writeEnd, [UInt8](repeating: 0xAB, count: 40_000))
-        try Descriptors.writeAll(writeEnd, [UInt8](repeating: 0xCD, count: 40_000))
         _ = consume readEnd
+        #expect(await feeder.wait(timeout: .seconds(10)))
 
         // The client goes away first; only then does its pipe close.
         writer.close()
@@ -30,7 +29,7 @@ struct TransferTests {
         while try await h.client.nameOwner(writerName) != nil, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        _ = consume writeEnd
+        _ = consume feeder
 
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await h.snapshot() == before)

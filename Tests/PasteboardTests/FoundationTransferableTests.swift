@@ -24,6 +24,12 @@ struct FoundationTransferableTests {
         #expect(try await read(String.self, from: [(type, Data(text.utf8))]) == text)
     }
 
+    @Test("String reads UTF-16 text by its charset")
+    func stringReadsUTF16() async throws {
+        let value = try await read(String.self, from: [("text/plain;charset=utf-16", Data([0x00, 0x68, 0x00, 0x69]))])
+        #expect(value == "hi")
+    }
+
     @Test("String does not read images")
     func stringIgnoresImages() async throws {
         #expect(try await read(String.self, from: [("image/png", Data([0x89]))]) == nil)
@@ -41,6 +47,8 @@ struct FoundationTransferableTests {
         #expect(String.decodingText(Data([0xFF, 0xFE, 0x61, 0x00, 0xE9, 0x00])) == "aé")
         #expect(String.decodingText(Data([0xFE, 0xFF, 0x00, 0x61])) == "a")
         #expect(String.decodingText(Data([0x61, 0xFF, 0x62])) == "a\u{FFFD}b")
+        #expect(String.decodingUTF16(Data([0x00, 0x61, 0x00, 0xE9])) == "aé")
+        #expect(String.decodingUTF16(Data([0x00, 0x61, 0x00])) == "a\u{FFFD}")
     }
 
     // MARK: Data
@@ -66,11 +74,11 @@ struct FoundationTransferableTests {
 
     @Test("a file URL goes out once as a uri-list, under .fileURL")
     func fileURL() async throws {
-        let url = URL(fileURLWithPath: "/tmp/some file.txt")
+        let url = URL(fileURLWithPath: "/example/some file.txt")
         let exported = try await exportRepresentations(of: url)
         #expect(exported.map(\.contentType) == [.fileURL, .utf8PlainText])
         let uriList = try await exported[0].content.data()
-        #expect(uriList == Data("file:///tmp/some%20file.txt\r\n".utf8))
+        #expect(uriList == Data("file:///example/some%20file.txt\r\n".utf8))
         #expect(try await read(URL.self, from: [("text/uri-list", uriList)]) == url)
     }
 
@@ -102,7 +110,7 @@ struct FoundationTransferableTests {
         #expect(written.map(\.type) == ["application/vnd.pasteboardd.attributed-string+json", "text/plain;charset=utf-8"])
         #expect(
             String(decoding: written[0].data, as: UTF8.self)
-                == #"[{"attributes":{},"text":"Read "},{"attributes":{"NSLink":"https:\/\/example.com"},"text":"this"}]"#)
+                == #"[{"attributes":{},"text":"Read "},{"attributes":{"NSLink":{"relative":"https:\/\/example.com"}},"text":"this"}]"#)
         #expect(String(decoding: written[1].data, as: UTF8.self) == "Read this")
 
         let back = try #require(try await read(AttributedString.self, from: written))

@@ -32,6 +32,17 @@ struct TextFirstProfile: Codable, Equatable, Transferable {
     }
 }
 
+/// The same representations as ``TextFirstProfile``, richest first.
+struct RichFirstProfile: Codable, Equatable, Transferable {
+    var name: String
+    var age: Int
+
+    static var transferRepresentation: some TransferRepresentation {
+        CodableRepresentation(contentType: .testProfile)
+        ProxyRepresentation(exporting: \.name) { name in RichFirstProfile(name: name, age: 0) }
+    }
+}
+
 /// Exports everything it is given, as a simulated pasteboard item.
 func item<T: Transferable>(_ value: T) async throws -> [(type: String, data: Data)] {
     var pairs: [(type: String, data: Data)] = []

@@ -23,10 +23,10 @@ struct ExitStatusTests {
         #expect(result.out.hasPrefix("OVERVIEW: Copy stdin (or FILE) to the pasteboard as one item.\n"))
     }
 
-    // MARK: 64: usage
+    // MARK: 64: usage (found before any connection: no server needed)
 
     @Test func unknownCommand() async throws {
-        let world = try await PbctlHarness()
+        let world = try await PbctlHarness(server: false)
         let result = try await world.pbctl("frobnicate")
         #expect(result.status == 64)
         #expect(result.out == "")
@@ -35,7 +35,7 @@ struct ExitStatusTests {
     }
 
     @Test func noCommand() async throws {
-        let world = try await PbctlHarness()
+        let world = try await PbctlHarness(server: false)
         let result = try await world.pbctl()
         #expect(result.status == 64)
         #expect(result.out == "")
@@ -48,11 +48,12 @@ struct ExitStatusTests {
         (["paste", "--item"], "Error: Missing value for '--item <N>'\n"),
         (["paste", "--item", "first"], "Error: The value 'first' is invalid for '--item <N>'\n"),
         (["copy", "--expires", "0"], "Error: --expires takes a positive number of seconds\n"),
-        (["watch", "--since", "-1"], "Error: "),
+        (["watch", "--since", "many"], "Error: The value 'many' is invalid for '--since <COUNT>'\n"),
+        (["copy", "--expires", "soon"], "Error: The value 'soon' is invalid for '--expires <SECONDS>'\n"),
         (["count", "extra"], "Error: Unexpected argument 'extra'\n"),
     ])
     func missingOrBadArgument(arguments: [String], message: String) async throws {
-        let world = try await PbctlHarness()
+        let world = try await PbctlHarness(server: false)
         let result = try await runPbctl(["--address", world.bus.address] + arguments)
         #expect(result.status == 64, "\(result)")
         #expect(result.out == "")
@@ -124,7 +125,7 @@ struct ExitStatusTests {
         let result = try await runPbctl(["--address", "nonsense", "count"])
         #expect(result.status == 69)
         #expect(result.out == "")
-        #expect(result.err.hasPrefix("pbctl: cannot reach pasteboardd on the bus nonsense: "), "\(result.err)")
+        #expect(result.err.hasPrefix("pbctl: cannot reach pasteboardd on the bus nonsense: Address does not contain a colon"), "\(result.err)")
     }
 
     @Test func noSessionBus() async throws {

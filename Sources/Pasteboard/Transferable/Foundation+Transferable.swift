@@ -5,15 +5,19 @@ import Foundation
 extension String: Transferable {
     /// UTF-8 text, written as `text/plain;charset=utf-8`; read from any text.
     ///
-    /// Reading takes `text/plain;charset=utf-8` first, then any plain text, then any text (a
-    /// `text/…` type, JSON, XML): text without a charset is read as UTF-8, or as UTF-16 when it
-    /// starts with a byte order mark. Bytes that are not valid UTF-8 become U+FFFD rather than
-    /// failing the paste.
+    /// Reading takes `text/plain;charset=utf-8` first, then `text/plain;charset=utf-16`, then
+    /// any plain text, then any text (a `text/…` type, JSON, XML). Text other than UTF-16 is
+    /// read as UTF-8, or as UTF-16 when it starts with a byte order mark; UTF-16 without one is
+    /// big-endian, as RFC 2781 says. Bytes that are not valid become U+FFFD rather than failing
+    /// the paste.
     public static var transferRepresentation: some TransferRepresentation {
         DataRepresentation(contentType: .utf8PlainText) { string in
             Data(string.utf8)
         } importing: { data in
             String.decodingText(data)
+        }
+        DataRepresentation(importedContentType: .utf16PlainText) { data in
+            String.decodingUTF16(data)
         }
         DataRepresentation(importedContentType: .plainText) { data in
             String.decodingText(data)
@@ -30,19 +34,34 @@ extension String: Transferable {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             return String(decoding: bytes.dropFirst(3), as: UTF8.self)
         }
-        if bytes.count >= 2, bytes[0] == 0xFF && bytes[1] == 0xFE || bytes[0] == 0xFE && bytes[1] == 0xFF {
-            let littleEndian = bytes[0] == 0xFF
-            var units: [UInt16] = []
-            units.reserveCapacity(bytes.count / 2)
-            var index = 2
-            while index + 1 < bytes.count {
-                let pair = (UInt16(bytes[index]), UInt16(bytes[index + 1]))
-                units.append(littleEndian ? pair.0 | pair.1 << 8 : pair.0 << 8 | pair.1)
-                index += 2
-            }
-            return String(decoding: units, as: UTF16.self)
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+            return decodingUTF16(data)
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// UTF-16 text: the byte order its byte order mark gives, big-endian without one.
+    static func decodingUTF16(_ data: Data) -> String {
+        var bytes = [UInt8](data)[...]
+        var littleEndian = false
+        if bytes.starts(with: [0xFF, 0xFE]) {
+            littleEndian = true
+            bytes = bytes.dropFirst(2)
+        } else if bytes.starts(with: [0xFE, 0xFF]) {
+            bytes = bytes.dropFirst(2)
+        }
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = bytes.startIndex
+        while index + 1 < bytes.endIndex {
+            let (first, second) = (UInt16(bytes[index]), UInt16(bytes[index + 1]))
+            units.append(littleEndian ? first | second << 8 : first << 8 | second)
+            index += 2
+        }
+        if index < bytes.endIndex {
+            units.append(0xFFFD)
+        }
+        return String(decoding: units, as: UTF16.self)
     }
 }
 

@@ -26,8 +26,8 @@
 /// A proxy contributes the other type's representations in their order, each keeping its own
 /// content type, visibility and exporting condition; a proxy that leads back to a type whose
 /// representations are being listed contributes nothing. A suggested file name of the other
-/// type is not carried over: apply ``TransferRepresentation/suggestedFileName(_:)-(String)`` to
-/// the proxy itself.
+/// type is not carried over: apply `suggestedFileName(_:)` to the proxy
+/// itself.
 public struct ProxyRepresentation<Item: Transferable, Proxy: Transferable>: TransferRepresentation, Sendable {
     let exporting: (@Sendable (Item) async throws -> Proxy)?
     let importing: (@Sendable (Proxy) async throws -> Item)?

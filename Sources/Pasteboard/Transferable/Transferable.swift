@@ -54,7 +54,7 @@ public protocol Transferable {
 ///
 /// Use the library's representations (``CodableRepresentation``, ``DataRepresentation``,
 /// ``FileRepresentation``, ``ProxyRepresentation``) and their modifiers
-/// (``exportingCondition(_:)``, ``visibility(_:)``, ``suggestedFileName(_:)-(String)``), or
+/// (`exportingCondition(_:)`, `visibility(_:)`, `suggestedFileName(_:)`), or
 /// group them in a type of your own whose ``body`` lists them (name ``Item``: it is not
 /// inferred from the body):
 ///

@@ -184,6 +184,19 @@ enum BuiltInTypes {
         return entries
     }()
 
+    /// Canonical MIME form → the built-in type, for the types whose MIME type is not from the
+    /// server's alias table (``UTType/attributedString``).
+    static let byOwnMIME: [String: UTType] = {
+        var types: [String: UTType] = [:]
+        for entry in byKey.values {
+            guard let mime = entry.type.preferredMIMEType, let type = try? PasteboardType(validating: mime),
+                type.appleIdentifier == nil
+            else { continue }
+            types[type.canonicalForm] = entry.type
+        }
+        return types
+    }()
+
     /// The built-in type with this identifier; the identifier must be in ``table``.
     static func type(_ identifier: String) -> UTType {
         guard let entry = byKey[identifier.lowercased()] else {

@@ -243,6 +243,9 @@ extension UTType {
         if let wildcard = BuiltInTypes.wildcards[type.essence] {
             return wildcard
         }
+        if let builtIn = BuiltInTypes.byOwnMIME[type.canonicalForm] {
+            return builtIn
+        }
         if let declaration = UTTypeRegistry.shared.declaration(forMIME: type) {
             return declaration.type
         }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -20,9 +21,23 @@ final class PbctlHarness: Sendable {
     ///   - server: whether to start `pasteboardd` on the bus.
     ///   - limits: `KEY=VALUE` settings for the server's `--limit`.
     init(server: Bool = true, limits: [String] = []) async throws {
-        bus = try TestBus()
-        self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
+        await Self.gate.enter()
+        do {
+            bus = try TestBus()
+            self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
+        } catch {
+            Self.gate.leave()
+            throw error
+        }
     }
+
+    deinit {
+        Self.gate.leave()
+    }
+
+    /// Swift Testing starts every test at once; a few worlds at a time get through sooner than
+    /// dozens of servers starting together on a small machine.
+    private static let gate = Gate(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
 
     /// Runs `pbctl --address BUS ARGUMENTS...` with `input` on stdin.
     func pbctl(_ arguments: String..., input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
@@ -116,4 +131,40 @@ func temporaryFile(_ data: Data, _ label: String = "pbctl-test") throws -> Strin
         throw TestSupportError("cannot create \(path)")
     }
     return path
+}
+
+/// An asynchronous counting semaphore.
+final class Gate: Sendable {
+    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+
+    init(width: Int) {
+        state = Mutex((width, []))
+    }
+
+    /// Waits until fewer than `width` callers are inside.
+    func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let admitted = state.withLock { state in
+                guard state.free > 0 else {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.free -= 1
+                return true
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    /// Lets the next waiting caller in.
+    func leave() {
+        let next = state.withLock { state in
+            guard !state.waiting.isEmpty else {
+                state.free += 1
+                return nil as CheckedContinuation<Void, Never>?
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
 }
