@@ -96,7 +96,7 @@ public final class Connection: Sendable {
     private static func convert(_ error: CDBus.DBusError, address: String) -> DBusError {
         let name = error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
         let message = error.message.map { String(cString: $0) } ?? "could not connect"
-        return DBusError(name: name, message: "\(message) (bus address: \(address))")
+        return DBusError(name: name, message: message)
     }
 
     // MARK: Sending

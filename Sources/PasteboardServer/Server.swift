@@ -69,7 +69,7 @@ public final class PasteboardServer: Sendable {
         do {
             connection = try Connection.connect(address: configuration.address)
         } catch {
-            throw StartError(description: "cannot connect to the bus: \(error.message)")
+            throw StartError(description: "cannot connect to the bus \(configuration.address ?? Connection.sessionBusAddress() ?? "(none: DBUS_SESSION_BUS_ADDRESS is not set)"): \(error.message)")
         }
         guard connection.canPassFileDescriptors else {
             throw StartError(description: "the bus at \(connection.address) cannot pass file descriptors, which pasteboardd needs")

@@ -159,13 +159,67 @@ struct TransferableTests {
         #expect(received.file.pathExtension == "mp4")
         #expect(received.wasOriginal == false)
         #expect(try Data(contentsOf: received.file) == Data("movie bytes".utf8))
-        try? FileManager.default.removeItem(at: received.file.deletingLastPathComponent())
+        try? FileManager.default.removeItem(at: received.file)
 
         // Given a file, the importer gets that file.
         let copy = directory.appendingPathComponent("copy.mp4")
         try FileManager.default.copyItem(at: original, to: copy)
         let fromFile = try await Video.transferEntries[0].import!(.file(copy))
         #expect(fromFile.file == copy)
+    }
+
+    @Test("importValue hands a read file to a file importer, and deletes it otherwise")
+    func importValueFiles() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let movie = directory.appendingPathComponent("read.mp4")
+        try Data("m".utf8).write(to: movie)
+        let video = try await Video.importValue(offering: ["video/mp4"]) { type, prefersFile in
+            #expect(type == "video/mp4")
+            #expect(prefersFile)
+            return .file(movie)
+        }
+        #expect(video?.file == movie)
+        #expect(FileManager.default.fileExists(atPath: movie.path))
+
+        let text = directory.appendingPathComponent("read.txt")
+        try Data("t".utf8).write(to: text)
+        let string = try await String.importValue(offering: ["text/plain;charset=utf-8"]) { _, prefersFile in
+            #expect(!prefersFile)
+            return .file(text)
+        }
+        #expect(string == "t")
+        #expect(!FileManager.default.fileExists(atPath: text.path))
+    }
+
+    @Test("a failed file import leaves no file behind")
+    func failedFileImport() async throws {
+        struct Refused: Error {}
+        struct Picky: Transferable {
+            static var transferRepresentation: some TransferRepresentation {
+                FileRepresentation(importedContentType: .png) { received -> Picky in
+                    Picky.lastFile.withLock { $0 = received.file }
+                    throw Refused()
+                }
+            }
+            static let lastFile = Mutex<URL?>(nil)
+        }
+        await #expect(throws: Refused.self) {
+            try await Picky.importValue(offering: ["image/png"]) { _, _ in .data(Data([1])) }
+        }
+        let made = try #require(Picky.lastFile.withLock { $0 })
+        #expect(made.pathExtension == "png")
+        #expect(!FileManager.default.fileExists(atPath: made.path))
+
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let given = directory.appendingPathComponent("given.png")
+        try Data([1]).write(to: given)
+        await #expect(throws: Refused.self) {
+            try await Picky.importValue(offering: ["image/png"]) { _, _ in .file(given) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: given.path))
     }
 
     @Test("an import-only FileRepresentation of an abstract type accepts its subtypes")

@@ -5,34 +5,53 @@ import Foundation
 /// never touch the developer's session bus.
 public final class TestBus: Sendable {
     public let address: String
-    private let process: Process
+    private let pid: pid_t
+    private let directory: String
 
+    /// Starts the daemon on a socket in a new temporary directory and waits until it accepts
+    /// connections. It is spawned like the servers (``TestServer/spawn(_:_:standardError:)``):
+    /// inheriting no descriptor of the test process, so it can never hold another test's pipe open.
     public init() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Paths.executable(named: "dbus-daemon"))
-        process.arguments = ["--config-file=\(Paths.repository)/dbus/session-test.conf", "--nofork", "--print-address=1"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // The daemon prints its address, one line, once it listens.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw TestSupportError("dbus-daemon exited before printing its address") }
-            line.append(chunk)
+        directory = try Paths.temporaryDirectory("pasteboardd-bus")
+        let socket = directory + "/bus"
+        address = "unix:path=" + socket
+        pid = try TestServer.spawn(
+            try Paths.executable(named: "dbus-daemon"),
+            ["--config-file=\(Paths.repository)/dbus/session-test.conf", "--nofork", "--address=\(address)"],
+            standardError: "/dev/null")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !Self.accepts(socket) {
+            guard ContinuousClock.now < deadline else {
+                kill(pid, SIGKILL)
+                throw TestSupportError("dbus-daemon did not start listening on \(socket) within 10 s")
+            }
+            usleep(2_000)
         }
-        address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            // Wait until it is gone, leaving the reaping to Foundation: `waitUntilExit()` can
-            // wait forever when many tests spawn processes at once.
-            var info = siginfo_t()
-            while waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Whether a unix socket at `path` accepts a connection.
+    private static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
         }
     }
 }

@@ -106,7 +106,13 @@ extension FileRepresentation: PrimitiveTransferRepresentation {
         if let importing {
             `import` = { content in
                 let file = try await content.file(for: contentType)
-                return try await importing(ReceivedTransferredFile(file: file, isOriginalFile: false))
+                do {
+                    return try await importing(ReceivedTransferredFile(file: file, isOriginalFile: false))
+                } catch {
+                    // A file made here belongs to no one if the importer failed.
+                    if !content.isFile { try? FileManager.default.removeItem(at: file) }
+                    throw error
+                }
             }
         }
         return [TransferEntry<Item>(contentType: contentType, export: export, import: `import`, prefersFile: true)]

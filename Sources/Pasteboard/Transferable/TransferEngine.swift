@@ -171,10 +171,15 @@ extension Transferable {
     /// Reads a value from an item: picks the representation with ``importMatch(offering:)``,
     /// asks `read` for the data of the chosen type, and imports it.
     ///
+    /// A file `read` returns is handed over: a `FileRepresentation` importer that returns
+    /// keeps it (it is the importer's own); otherwise (the importer reads bytes, or throws) it
+    /// is deleted once the import is over.
+    ///
     /// - Parameters:
     ///   - offered: The item's types, as the server reports them.
-    ///   - read: Fetches the data of one of them, as bytes or as a file; a file handed to a
-    ///     `FileRepresentation` belongs to its importer afterwards.
+    ///   - read: Fetches the data of one of them, as bytes or as a new file; told whether the
+    ///     representation prefers a file (a `FileRepresentation`), so that large data can be
+    ///     streamed to disk.
     /// - Returns: `nil` when the type can read none of the offered types.
     /// - Throws: What `read` and the importer throw.
     static func importValue(
@@ -183,6 +188,18 @@ extension Transferable {
     ) async throws -> Self? {
         guard let match = importMatch(offering: offered), let importer = match.entry.import else { return nil }
         let content = try await read(match.offeredType, match.entry.prefersFile)
-        return try await importer(content)
+        guard case .file(let file) = content else {
+            return try await importer(content)
+        }
+        do {
+            let value = try await importer(content)
+            if !match.entry.prefersFile {
+                try? FileManager.default.removeItem(at: file)
+            }
+            return value
+        } catch {
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
     }
 }

@@ -34,20 +34,17 @@ extension TransferContent {
         }
     }
 
-    /// A file holding the bytes: the file itself, or a new file in a new temporary directory
-    /// of its own, which then belongs to the caller.
+    /// A file holding the bytes: the file itself, or a new temporary file
+    /// (`pasteboard-<UUID>.<extension>`), which then belongs to the caller.
     ///
-    /// - Parameter type: Gives the new file its name extension (`pasteboard-item.png`).
+    /// - Parameter type: Gives the new file its name extension (`.png`).
     /// - Throws: The file system's error when the file cannot be written.
     func file(for type: UTType) async throws -> URL {
         switch self {
         case .file(let url):
             return url
         case .data(let data):
-            let directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("pasteboard-\(UUID().uuidString)", isDirectory: true)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            var file = directory.appendingPathComponent("pasteboard-item")
+            var file = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)")
             if let pathExtension = type.preferredFilenameExtension {
                 file.appendPathExtension(pathExtension)
             }
@@ -66,11 +63,11 @@ extension TransferContent {
 /// One flattened representation of `Item`, in declaration order.
 ///
 /// The importer takes either kind of ``TransferContent``: a data or `Codable` importer given
-/// `.file` reads the file; a `FileRepresentation` importer given `.data` gets the bytes in a new
-/// temporary file, and given `.file` gets that file, as
-/// `ReceivedTransferredFile(file:isOriginalFile: false)`. Either way the importer owns the file
-/// and may keep it; when the entry does not prefer files (``prefersFile`` is false), a file the
-/// caller passed is only read, and the caller may delete it afterwards.
+/// `.file` reads the file (and leaves it to the caller); a `FileRepresentation` importer given
+/// `.data` gets the bytes in a new temporary file, and given `.file` gets that file, as
+/// `ReceivedTransferredFile(file:isOriginalFile: false)`, and owns it once it returns (a
+/// temporary file it was given is deleted if it throws). `Transferable.importValue(offering:read:)`
+/// handles the files for you.
 struct TransferEntry<Item>: Sendable {
     /// The type the data is written under and read as.
     let contentType: UTType

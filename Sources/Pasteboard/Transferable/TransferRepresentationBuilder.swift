@@ -153,7 +153,7 @@ where First.Item == Second.Item {
 /// Any representation of `Item`, its type erased.
 ///
 /// ```swift
-/// let representation = AnyTransferRepresentation(CodableRepresentation<Profile, JSONEncoder, JSONDecoder>(contentType: .profile))
+/// let representation = AnyTransferRepresentation(CodableRepresentation(for: Profile.self, contentType: .profile))
 /// ```
 public struct AnyTransferRepresentation<Item: Transferable>: TransferRepresentation, PrimitiveTransferRepresentation {
     let entries: [TransferEntry<Item>]

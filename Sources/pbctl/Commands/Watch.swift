@@ -35,6 +35,8 @@ struct Watch: AsyncParsableCommand {
             try await Session.run(global) { proxy in
                 let changes = try await proxy.changes(of: all ? nil : global.pasteboard)
                 var reported: [String: UInt64] = [:]
+                // Fail now (exit 69) when no server is there, rather than wait in silence.
+                _ = try await proxy.changeCount(global.pasteboard)
                 if let since {
                     for name in all ? try await proxy.listPasteboards() : [global.pasteboard] {
                         let (count, types) = try await proxy.types(name)

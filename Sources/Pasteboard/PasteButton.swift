@@ -1,0 +1,105 @@
+import Observation
+import Synchronization
+
+/// The model behind a Paste button, as SwiftUI's `PasteButton` and
+/// `pasteDestination(for:action:validator:)` behave: enabled exactly when the pasteboard holds
+/// something the payload type can import, following the pasteboard live, without reading any
+/// data.
+///
+/// ```swift
+/// let paste = PasteButton(payloadType: Bird.self) { birds in birds.filter(\.isValid) }
+/// // bind a toolkit button's sensitivity to paste.isEnabled (it is @Observable), and on click:
+/// try await paste.paste { birds in flock.append(contentsOf: birds) }
+/// ```
+///
+/// Enablement is decided from the types each `Changed` signal carries, matched by conformance
+/// against the payload's importable representations; when a change carries no types (a
+/// concealed write) it asks the server with `CanRead`.
+@MainActor
+@Observable
+public final class PasteButton<Payload: Transferable> {
+    /// Whether pasting would find something to import.
+    public private(set) var isEnabled = false
+
+    /// The pasteboard this button pastes from.
+    public let pasteboard: Pasteboard
+
+    @ObservationIgnored private let validator: @MainActor ([Payload]) -> [Payload]
+    @ObservationIgnored private let watcher = WatcherTask()
+
+    /// - Parameters:
+    ///   - payloadType: What the button pastes.
+    ///   - pasteboard: Where from (`.general` by default).
+    ///   - validator: Filters the loaded values before the action sees them; the action runs
+    ///     only when something is left (`pasteDestination` semantics).
+    public init(
+        payloadType: Payload.Type, pasteboard: Pasteboard = .general,
+        validator: @escaping @MainActor ([Payload]) -> [Payload] = { $0 }
+    ) {
+        self.pasteboard = pasteboard
+        self.validator = validator
+        let reference = WeakReference(self)
+        watcher.start { await Self.follow(reference, pasteboard: pasteboard) }
+    }
+
+    deinit {
+        watcher.cancel()
+    }
+
+    /// Loads every item the payload type can import, validates them, and calls `action` with
+    /// the result when it is not empty. Returns whether the action ran.
+    @discardableResult
+    public func paste(action: @MainActor ([Payload]) async throws -> Void) async throws -> Bool {
+        let values = try await pasteboard.loadTransferables(type: Payload.self)
+        let valid = validator(values)
+        guard !valid.isEmpty else { return false }
+        try await action(valid)
+        return true
+    }
+
+    /// Re-reads the state from the server (normally unnecessary: changes arrive by signal).
+    public func refresh() async {
+        await update(types: [])
+    }
+
+    // MARK: Following the pasteboard
+
+    /// Holds the button weakly, so that following the pasteboard never keeps it alive.
+    private static func follow(_ button: WeakReference<PasteButton>, pasteboard: Pasteboard) async {
+        await button.value?.update(types: [])
+        for await change in pasteboard.changes {
+            guard let current = button.value else { return }
+            await current.update(types: change.types.map(\.pasteboardType))
+        }
+    }
+
+    private func update(types: [String]) async {
+        if !types.isEmpty {
+            isEnabled = Payload.importMatch(offering: types) != nil
+            return
+        }
+        let readable = Payload.importableContentTypes
+        let enabled = (try? await pasteboard.canReadItem(withDataConformingToTypes: readable)) ?? false
+        isEnabled = enabled
+    }
+}
+
+/// The task following the pasteboard, cancelled when its button goes away.
+final class WatcherTask: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    func start(_ body: @escaping @Sendable @MainActor () async -> Void) {
+        task.withLock { $0 = Task { @MainActor in await body() } }
+    }
+
+    func cancel() {
+        task.withLock { $0?.cancel() }
+    }
+}
+
+/// A weak reference to a main-actor object, passable to its background work.
+@MainActor
+final class WeakReference<Object: AnyObject> {
+    weak var value: Object?
+    init(_ value: Object) { self.value = value }
+}

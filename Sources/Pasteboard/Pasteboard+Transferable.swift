@@ -1,0 +1,106 @@
+import Foundation
+
+extension Pasteboard {
+    // MARK: Writing values
+
+    /// Replaces the contents with one item per value, in one change.
+    ///
+    /// Each value offers every representation it can export, richest first, as its
+    /// `transferRepresentation` lists them. A representation marked `.visibility(.ownProcess)`
+    /// makes the write `owner-only`: other processes see the types but cannot read the data.
+    ///
+    /// ```swift
+    /// try await Pasteboard.general.writeObjects([todo, "plain text too"])
+    /// ```
+    @discardableResult
+    public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
+        try await write(objects, options: PasteboardProxy.WriteOptions())
+        return true
+    }
+
+    /// Writes values as items with the given options (``writeObjects(_:)`` with more control).
+    @discardableResult
+    func write(_ objects: [any Transferable], options: PasteboardProxy.WriteOptions) async throws -> UInt64 {
+        var options = options
+        var items: [[(type: String, content: TransferContent)]] = []
+        for object in objects {
+            let representations = try await exportRepresentations(of: object)
+            guard !representations.isEmpty else { continue }
+            if representations.contains(where: { $0.visibility == .ownProcess }) { options.ownerOnly = true }
+            items.append(representations.map { ($0.contentType.pasteboardType, $0.content) })
+        }
+        return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+    }
+
+    /// Writes `values` in one change, as a toolkit's Copy command does (`copyable(_:)`).
+    @discardableResult
+    public func copy<T: Transferable>(_ values: [T]) async throws -> Int {
+        Int(clamping: try await write(values, options: PasteboardProxy.WriteOptions()))
+    }
+
+    /// Writes `values` in one change, then runs `removeFromSource` (`cuttable(for:action:)`):
+    /// the values leave their document only once they are safely on the pasteboard.
+    @discardableResult
+    public func cut<T: Transferable>(_ values: [T], removeFromSource: () async throws -> Void) async throws -> Int {
+        let count = try await copy(values)
+        try await removeFromSource()
+        return count
+    }
+
+    // MARK: Reading values
+
+    /// The first item the type can be read from, as a value; nil when no item offers a
+    /// representation `T` imports.
+    ///
+    /// Reading takes the first representation (in `T`'s order) the item satisfies. Large data
+    /// streams through a file descriptor; a `FileRepresentation` receives a file of its own,
+    /// never held in memory. Cancelling the task stops the transfer and deletes the partial file.
+    public func loadTransferable<T: Transferable>(type: T.Type) async throws -> T? {
+        try await loadTransferable(type: type, progress: nil)
+    }
+
+    /// ``loadTransferable(type:)`` reporting the fraction of bytes received, from 0 to 1.
+    public func loadTransferable<T: Transferable>(type: T.Type, progress: (@Sendable (Double) -> Void)?) async throws -> T? {
+        guard let items = try await pasteboardItems else { return nil }
+        for item in items where T.importMatch(offering: item.rawTypes) != nil {
+            return try await item.loadTransferable(type: type, progress: progress)
+        }
+        return nil
+    }
+
+    /// Every item readable as `T`, as values, in item order (for paste destinations).
+    public func loadTransferables<T: Transferable>(type: T.Type) async throws -> [T] {
+        var values: [T] = []
+        for item in try await pasteboardItems ?? [] {
+            if let value = try await item.loadTransferable(type: type) { values.append(value) }
+        }
+        return values
+    }
+}
+
+extension PasteboardItem {
+    /// This item as a value of `T`, or nil when it offers nothing `T` imports.
+    public func loadTransferable<T: Transferable>(type: T.Type) async throws -> T? {
+        try await loadTransferable(type: type, progress: nil)
+    }
+
+    /// ``loadTransferable(type:)`` reporting the fraction of bytes received, from 0 to 1.
+    public func loadTransferable<T: Transferable>(type: T.Type, progress: (@Sendable (Double) -> Void)?) async throws -> T? {
+        let proxy = try pasteboard.proxy
+        let name = pasteboard.name.rawValue
+        let sizes = Dictionary(zip(rawTypes, self.sizes), uniquingKeysWith: { first, _ in first })
+        return try await T.importValue(offering: rawTypes) { type, prefersFile in
+            let size = sizes[type] ?? 0
+            try Task.checkCancellation()
+            if prefersFile || size > Int64(PayloadTransfer.inlineCutoff) {
+                let file = try await PayloadTransfer.readToFile(
+                    name, item: index, type: UTType.types(for: type), offered: type, size: size,
+                    expect: changeCount, proxy: proxy, progress: progress)
+                return .file(file)
+            }
+            let data = try await PayloadTransfer.read(name, item: index, type: type, expect: changeCount, proxy: proxy)
+            progress?(1)
+            return .data(data)
+        }
+    }
+}
