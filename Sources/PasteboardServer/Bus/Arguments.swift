@@ -39,10 +39,21 @@ enum Arguments {
             case "append":
                 guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
                 options.append = flag
-            case "expires-in-ms", "concealed", "transient", "owner-only":
-                throw .invalidArgument("the option '\(key)' is not supported by this version of pasteboardd yet; leave it out")
+            case "expires-in-ms":
+                guard let milliseconds = value.uint64Value else { throw wrongType(key, "t (uint64)", value) }
+                guard milliseconds > 0 else { throw .invalidArgument("expires-in-ms must be above 0") }
+                options.expiresInMilliseconds = milliseconds
+            case "concealed":
+                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
+                options.concealed = flag
+            case "transient":
+                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
+                options.transient = flag
+            case "owner-only":
+                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
+                options.ownerOnly = flag
             default:
-                throw .invalidArgument("unknown option '\(key)'; the options are if-change-count (t) and append (b)")
+                throw .invalidArgument("unknown option '\(key)'; the options are if-change-count (t), expires-in-ms (t), concealed (b), transient (b), owner-only (b) and append (b)")
             }
         }
         return options

@@ -18,10 +18,17 @@ final class PasteboardObject: DBusObject {
     private let service: PasteboardService
     private let connection: Connection
     private let transfers = Atomic<UInt64>(0)
+    private let processIDs = ProcessIDs()
 
     init(service: PasteboardService, connection: Connection) {
         self.service = service
         self.connection = connection
+        service.queue.async { [service] in
+            service.onChange = { [weak connection] change in
+                connection?.send(Self.signals(for: change))
+            }
+            service.startExpiryTimers()
+        }
     }
 
     // MARK: Dispatch
@@ -41,18 +48,41 @@ final class PasteboardObject: DBusObject {
         case .writeItemsFd:
             writeItemsFd(call, arguments)
         default:
-            service.queue.async { [self] in
-                do throws(PasteboardError) {
-                    try answer(method, call, arguments)
-                } catch {
-                    fail(call, error)
-                }
+            service.queue.async { [self] in run(method, call, arguments, callerPID: nil) }
+        }
+    }
+
+    /// Answers a call on the service queue, first finding the caller's process when an
+    /// owner-only write or read needs it (a bus round trip, made off the queue).
+    private func run(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?) {
+        if callerPID == nil, needsCallerPID(method, arguments) {
+            Task {
+                let pid = await processIDs.pid(of: call.sender, on: connection)
+                service.queue.async { [self] in run(method, call, arguments, callerPID: pid ?? 0) }
             }
+            return
+        }
+        do throws(PasteboardError) {
+            try answer(method, call, arguments, callerPID: callerPID)
+        } catch {
+            fail(call, error)
+        }
+    }
+
+    private func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
+        switch method {
+        case .writeItems:
+            return (try? Arguments.writeOptions(arguments[2]))?.ownerOnly == true
+        case .readData, .readBest, .readFd:
+            guard let name = try? Arguments.name(arguments[0]) else { return false }
+            return service.owner(of: name) != nil
+        default:
+            return false
         }
     }
 
     /// Everything but `WriteItemsFd`, on the service queue.
-    private func answer(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) throws(PasteboardError) {
+    private func answer(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?) throws(PasteboardError) {
         switch method {
         case .listPasteboards:
             call.reply([.strings(service.names().map(\.rawValue))])
@@ -60,13 +90,13 @@ final class PasteboardObject: DBusObject {
             call.reply([.uint64(service.entry(try Arguments.name(arguments[0])).count)])
         case .clearContents:
             let change = try service.clear(try Arguments.name(arguments[0]))
-            call.reply([.uint64(change.count)], followedBy: signals(for: change))
+            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
         case .writeItems:
             let name = try Arguments.name(arguments[0])
-            let items = try inlineItems(arguments[1])
             let options = try Arguments.writeOptions(arguments[2])
-            let change = try service.write(name, items: items, options: options)
-            call.reply([.uint64(change.count)], followedBy: signals(for: change))
+            let items = try inlineItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile))
+            let change = try service.write(name, items: items, options: options, ownerPID: callerPID)
+            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
         case .types:
             let entry = service.entry(try Arguments.name(arguments[0]))
             call.reply([.uint64(entry.count), .strings(entry.types.map(\.rawValue))])
@@ -91,17 +121,17 @@ final class PasteboardObject: DBusObject {
         case .readData:
             let (count, representation) = try service.read(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
-                expect: arguments[3].uint64Value!)
+                expect: arguments[3].uint64Value!, callerPID: callerPID)
             try replyInline(call, representation) { [.uint64(count), .bytes($0)] }
         case .readBest:
             let (count, representation) = try service.readBest(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, types: try Arguments.types(arguments[2]),
-                expect: arguments[3].uint64Value!)
+                expect: arguments[3].uint64Value!, callerPID: callerPID)
             try replyInline(call, representation) { [.uint64(count), .string(representation.type.rawValue), .bytes($0)] }
         case .readFd:
             let (count, representation) = try service.read(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
-                expect: arguments[3].uint64Value!)
+                expect: arguments[3].uint64Value!, callerPID: callerPID)
             offload(call) { () throws(PasteboardError) in
                 [.uint64(count), .unixFD(try DescriptorSource.descriptor(for: representation.payload))]
             }
@@ -109,7 +139,7 @@ final class PasteboardObject: DBusObject {
             call.reply([.string(service.uniqueName().rawValue)])
         case .remove:
             let change = try service.remove(try Arguments.name(arguments[0]))
-            call.reply([], followedBy: change.map(signals(for:)) ?? [])
+            call.reply([], followedBy: change.map(Self.signals(for:)) ?? [])
         case .writePromised, .history, .restore:
             throw .invalidArgument("\(method.rawValue) is not supported by this version of pasteboardd yet")
         case .writeItemsFd:
@@ -120,7 +150,7 @@ final class PasteboardObject: DBusObject {
     // MARK: Writing
 
     /// The items of `WriteItems`; data over `max-inline-bytes` is refused.
-    private func inlineItems(_ value: DBusValue) throws(PasteboardError) -> [Item] {
+    private func inlineItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
         var items: [Item] = []
         for (index, element) in (value.arrayValue ?? []).enumerated() {
             var representations: [Representation] = []
@@ -130,7 +160,7 @@ final class PasteboardObject: DBusObject {
                 if UInt64(bytes.count) > service.limits.maxInlineBytes {
                     throw .tooLarge("item \(index) has \(bytes.count) bytes of \(type); data over \(service.limits.maxInlineBytes) bytes (max-inline-bytes) must be written with WriteItemsFd")
                 }
-                representations.append(Representation(type: type, payload: try service.payloads.payload(for: bytes)))
+                representations.append(Representation(type: type, payload: try payloads.payload(for: bytes)))
             }
             items.append(Item(representations: representations))
         }
@@ -150,7 +180,7 @@ final class PasteboardObject: DBusObject {
             do throws(PasteboardError) {
                 let name = try Arguments.name(arguments[0])
                 let options = try Arguments.writeOptions(arguments[2])
-                prepared = (name, try descriptorItems(arguments[1]), options)
+                prepared = (name, try descriptorItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile)), options)
             } catch {
                 return fail(call, error)
             }
@@ -158,11 +188,12 @@ final class PasteboardObject: DBusObject {
             // still there to have closed it on purpose.
             Task {
                 let owner = try? await connection.nameOwner(call.sender)
+                let pid = prepared.2.ownerOnly ? await processIDs.pid(of: call.sender, on: connection) : nil
                 service.queue.async { [self] in
                     do throws(PasteboardError) {
                         guard owner != nil else { return }
-                        let change = try service.write(prepared.0, items: prepared.1, options: prepared.2)
-                        call.reply([.uint64(change.count)], followedBy: signals(for: change))
+                        let change = try service.write(prepared.0, items: prepared.1, options: prepared.2, ownerPID: pid)
+                        call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
                     } catch {
                         fail(call, error)
                     }
@@ -173,9 +204,9 @@ final class PasteboardObject: DBusObject {
 
     /// The items of `WriteItemsFd`, each descriptor read to its end. The same open file given
     /// for several types is read once and offered under each.
-    private func descriptorItems(_ value: DBusValue) throws(PasteboardError) -> [Item] {
+    private func descriptorItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
         let reader = DescriptorReader(
-            payloads: service.payloads, maxBytes: service.limits.maxItemBytes,
+            payloads: payloads, maxBytes: service.limits.maxItemBytes,
             idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
         var alreadyRead: [FileIdentity: Payload] = [:]
         var items: [Item] = []
@@ -201,7 +232,7 @@ final class PasteboardObject: DBusObject {
 
     // MARK: Replying
 
-    private func signals(for change: Change) -> [Message] {
+    private static func signals(for change: Change) -> [Message] {
         var messages: [Message] = []
         if let changed = try? Message.signal(
             path: Self.path, interface: Self.interface, name: "Changed",

@@ -30,6 +30,17 @@ struct PasteboardEntry: Sendable {
     var isListed = false
     /// Unix time in milliseconds of the last change.
     var changedAt: UInt64 = 0
+    /// Written `concealed`: `Changed` carries no types, nothing reaches the disk or history.
+    var isConcealed = false
+    /// Written `concealed` or `transient`: the contents never reach the disk.
+    var isVolatile = false
+    /// Written `owner-only` by this process: only its connections may read the data.
+    var ownerPID: UInt32? = nil
+    /// Unix time in milliseconds when the contents are cleared (`expires-in-ms`).
+    var expiresAt: UInt64? = nil
+
+    /// The types a `Changed` signal announces: none for concealed contents.
+    var announcedTypes: [PasteboardType] { isConcealed ? [] : types }
 
     var byteCount: UInt64 { items.reduce(0) { $0 + $1.byteCount } }
 

@@ -22,6 +22,8 @@ final class PasteboardService: @unchecked Sendable {
     private let types = MIMEDatabase.shared
     private let logger: Logger
     private var entries: [PasteboardName: PasteboardEntry]
+    /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
+    var onChange: (@Sendable (Change) -> Void)?
 
     init(store: Store, limits: Limits, logger: Logger) throws {
         self.store = store
@@ -78,8 +80,8 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// The representation of exactly `type` in item `index`.
-    func read(_ name: PasteboardName, item index: UInt32, type: PasteboardType, expect: UInt64) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
-        let (entry, item) = try locate(name, item: index, expect: expect)
+    func read(_ name: PasteboardName, item index: UInt32, type: PasteboardType, expect: UInt64, callerPID: UInt32? = nil) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
+        let (entry, item) = try locate(name, item: index, expect: expect, callerPID: callerPID)
         guard let representation = item.representation(of: type) else {
             throw .noSuchType("item \(index) of '\(name)' has no \(type) data; it offers \(Self.list(item.types))")
         }
@@ -87,8 +89,8 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// The item's own type that best satisfies the first satisfiable entry of `requested`.
-    func readBest(_ name: PasteboardName, item index: UInt32, types requested: [PasteboardType], expect: UInt64) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
-        let (entry, item) = try locate(name, item: index, expect: expect)
+    func readBest(_ name: PasteboardName, item index: UInt32, types requested: [PasteboardType], expect: UInt64, callerPID: UInt32? = nil) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
+        let (entry, item) = try locate(name, item: index, expect: expect, callerPID: callerPID)
         let offered = item.types
         for request in requested {
             if let best = types.indexOfBestMatch(for: request, in: offered) {
@@ -98,8 +100,16 @@ final class PasteboardService: @unchecked Sendable {
         throw .noSuchType("item \(index) of '\(name)' has nothing conforming to \(Self.list(requested)); it offers \(Self.list(offered))")
     }
 
-    private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64) throws(PasteboardError) -> (PasteboardEntry, Item) {
+    /// The process that may read `name`'s data, when it was written `owner-only`.
+    func owner(of name: PasteboardName) -> UInt32? {
+        entries[name]?.ownerPID
+    }
+
+    private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64, callerPID: UInt32?) throws(PasteboardError) -> (PasteboardEntry, Item) {
         let entry = entry(name)
+        if let owner = entry.ownerPID, owner != callerPID {
+            throw .accessDenied("the data on '\(name)' was written owner-only by another process; only that process can read it (its types stay listed)")
+        }
         if expect != 0, expect != entry.count {
             throw .stale("'\(name)' changed: its change count is \(entry.count), not \(expect); read its items again")
         }
@@ -126,7 +136,9 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// Replaces (or, with `append`, extends) the contents, atomically and durably.
-    func write(_ name: PasteboardName, items newItems: [Item], options: WriteOptions) throws(PasteboardError) -> Change {
+    ///
+    /// - Parameter ownerPID: The writer's process, for an `owner-only` write.
+    func write(_ name: PasteboardName, items newItems: [Item], options: WriteOptions, ownerPID: UInt32? = nil) throws(PasteboardError) -> Change {
         var entry = entry(name)
         for (index, item) in newItems.enumerated() {
             try check(item, index: index)
@@ -145,9 +157,55 @@ final class PasteboardService: @unchecked Sendable {
         if total > limits.maxPasteboardBytes {
             throw .quotaExceeded("'\(name)' would hold \(total) bytes; the limit is \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
         }
+        // Appending keeps the stricter of the old and new handling.
+        let keep = options.append
         entry.items = items
         entry.isListed = true
-        return try commit(name, entry)
+        entry.isConcealed = options.concealed || (keep && entry.isConcealed)
+        entry.isVolatile = options.isVolatile || (keep && entry.isVolatile)
+        entry.ownerPID = options.ownerOnly ? ownerPID : (keep ? entry.ownerPID : nil)
+        if let milliseconds = options.expiresInMilliseconds {
+            entry.expiresAt = Self.nowMilliseconds() + milliseconds
+        } else if !keep {
+            entry.expiresAt = nil
+        }
+        let change = try commit(name, entry)
+        if let expiresAt = entry.expiresAt { scheduleExpiry(name, at: expiresAt) }
+        return change
+    }
+
+    // MARK: Expiry (on `queue`)
+
+    /// Schedules the stored expiries (after a restart, overdue ones clear at once).
+    func startExpiryTimers() {
+        for (name, entry) in entries {
+            if let expiresAt = entry.expiresAt { scheduleExpiry(name, at: expiresAt) }
+        }
+    }
+
+    private func scheduleExpiry(_ name: PasteboardName, at expiresAt: UInt64) {
+        let now = Self.nowMilliseconds()
+        let delay = expiresAt > now ? Int(clamping: expiresAt - now) : 0
+        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
+            // A later write or clear has replaced the contents this expiry was for.
+            guard let entry = entries[name], entry.expiresAt == expiresAt else { return }
+            var cleared = entry
+            cleared.items = []
+            Self.resetHandling(&cleared)
+            do {
+                let change = try commit(name, cleared)
+                onChange?(change)
+            } catch {
+                logger.error("could not clear '\(name)' on expiry: \(error)")
+            }
+        }
+    }
+
+    private static func resetHandling(_ entry: inout PasteboardEntry) {
+        entry.isConcealed = false
+        entry.isVolatile = false
+        entry.ownerPID = nil
+        entry.expiresAt = nil
     }
 
     /// Drops the contents of a listed name; nothing happens (nil) for a name that holds nothing.
@@ -156,6 +214,7 @@ final class PasteboardService: @unchecked Sendable {
         guard entry.isListed else { return nil }
         entry.items = []
         entry.isListed = false
+        Self.resetHandling(&entry)
         return try commit(name, entry, removed: true)
     }
 
@@ -186,7 +245,7 @@ final class PasteboardService: @unchecked Sendable {
             throw .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
         }
         entries[name] = entry
-        return Change(name: name, count: entry.count, types: removed ? [] : entry.types, removed: removed)
+        return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
     }
 
     static func nowMilliseconds() -> UInt64 {

@@ -32,18 +32,36 @@ enum Payload: Sendable {
 /// "Nothing" includes the store: when the server shuts down, the blobs of the current contents
 /// are released with it but the database still refers to them, so ``keepFile()`` is called on
 /// those first.
+///
+/// Data that must stay off the disk (concealed and transient writes) lives in a memfd instead:
+/// its ``path`` is the descriptor's `/proc/self/fd` entry, which opens like a file, and the
+/// descriptor is closed (the memory freed) when nothing refers to it.
 final class Blob: Sendable {
-    /// The file's name inside the blob directory.
+    /// The file's name inside the blob directory; empty for a memory blob.
     let id: String
     let path: String
     let size: UInt64
+    /// For a memory blob, its memfd.
+    private let memoryFD: Int32
     private let isKept = Atomic<Bool>(false)
 
     init(id: String, directory: String, size: UInt64) {
         self.id = id
         self.path = directory + "/" + id
         self.size = size
+        memoryFD = -1
     }
+
+    /// A blob in memory, owning `memoryFD`.
+    init(memoryFD: Int32, size: UInt64) {
+        id = ""
+        path = "/proc/self/fd/\(memoryFD)"
+        self.size = size
+        self.memoryFD = memoryFD
+    }
+
+    /// Whether the data is in a file of the store (rather than in memory).
+    var isOnDisk: Bool { memoryFD < 0 }
 
     /// Leaves the file on disk when this object goes away (the store still refers to it).
     func keepFile() {
@@ -51,6 +69,10 @@ final class Blob: Sendable {
     }
 
     deinit {
-        if !isKept.load(ordering: .relaxed) { unlink(path) }
+        if memoryFD >= 0 {
+            close(memoryFD)
+        } else if !isKept.load(ordering: .relaxed) {
+            unlink(path)
+        }
     }
 }

@@ -57,6 +57,12 @@ final class Store {
                 );
                 """)
         }
+        migrator.registerMigration("v2: expiry and owner") { db in
+            try db.execute(sql: """
+                ALTER TABLE pasteboard ADD COLUMN expires_at INTEGER;
+                ALTER TABLE pasteboard ADD COLUMN owner_pid INTEGER;
+                """)
+        }
         return migrator
     }
 
@@ -75,15 +81,18 @@ final class Store {
             if let result = try String.fetchOne(db, sql: "PRAGMA quick_check"), result != "ok" {
                 loaded.problems.append("the database failed its integrity check: \(result)")
             }
-            for row in try Row.fetchAll(db, sql: "SELECT name, count, listed, changed_at FROM pasteboard") {
+            for row in try Row.fetchAll(db, sql: "SELECT name, count, listed, changed_at, expires_at, owner_pid FROM pasteboard") {
                 let text: String = row["name"]
                 guard let name = try? PasteboardName(validating: text) else {
                     loaded.problems.append("skipped a stored pasteboard with an invalid name")
                     continue
                 }
-                loaded.entries[name] = PasteboardEntry(
+                var entry = PasteboardEntry(
                     count: UInt64(bitPattern: row["count"]), items: [],
                     isListed: row["listed"], changedAt: UInt64(bitPattern: row["changed_at"]))
+                entry.expiresAt = (row["expires_at"] as Int64?).map { UInt64(bitPattern: $0) }
+                entry.ownerPID = (row["owner_pid"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
+                loaded.entries[name] = entry
             }
             let rows = try Row.fetchCursor(db, sql: "SELECT pasteboard, item, type, size, data, blob FROM representation ORDER BY pasteboard, item, position")
             var current: (name: PasteboardName, item: Int)? = nil
@@ -120,15 +129,24 @@ final class Store {
 
     // MARK: Saving
 
-    /// Commits one pasteboard's state. `contents` false records the count and listing but no
-    /// items (for concealed and transient contents, which never touch the disk).
-    func save(_ name: PasteboardName, _ entry: PasteboardEntry, contents: Bool = true) throws {
+    /// Commits one pasteboard's state. Volatile (concealed or transient) contents are recorded
+    /// as an empty pasteboard with their change count: the data never touches the disk, and
+    /// after a restart the pasteboard is empty with a count no lower than before.
+    func save(_ name: PasteboardName, _ entry: PasteboardEntry) throws {
+        let volatile = entry.isVolatile
         try database.write { db in
             try db.execute(
-                sql: "INSERT INTO pasteboard (name, count, listed, changed_at) VALUES (?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at",
-                arguments: [name.rawValue, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt)])
+                sql: """
+                    INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
+                    expires_at = excluded.expires_at, owner_pid = excluded.owner_pid
+                    """,
+                arguments: [
+                    name.rawValue, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
+                    volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
+                ])
             try db.execute(sql: "DELETE FROM representation WHERE pasteboard = ?", arguments: [name.rawValue])
-            guard contents else { return }
+            guard !volatile else { return }
             let insert = try db.cachedStatement(sql: "INSERT INTO representation (pasteboard, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for (itemIndex, item) in entry.items.enumerated() {
                 for (position, representation) in item.representations.enumerated() {

@@ -20,10 +20,11 @@ struct DescriptorReader {
     func read(_ descriptor: UnixFileDescriptor, label: String) throws(PasteboardError) -> Payload {
         let fd = descriptor.rawValue
         var memory: [UInt8] = []
-        var file: (id: String, fd: Int32)? = nil
+        var file: BlobFile? = nil
+        var finished = false
         var total: UInt64 = 0
         var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
-        defer { if let file { close(file.fd) } }
+        defer { if let file, !finished { file.discard() } }
 
         // The write end of a pipe never polls readable: refuse it now, not after the timeout.
         let flags = fcntl(fd, F_GETFL)
@@ -55,7 +56,8 @@ struct DescriptorReader {
             try PayloadWriter.writeAll(file!.fd, chunk[0..<count])
         }
         guard let file else { return .inline(memory) }
-        return .file(Blob(id: file.id, directory: payloads.blobDirectory, size: total))
+        finished = true
+        return .file(file.finish(size: total))
     }
 
     private func waitReadable(_ fd: Int32, label: String) throws(PasteboardError) {

@@ -1,0 +1,21 @@
+import DBus
+import Synchronization
+
+/// The process behind each client connection, by the bus's credentials
+/// (`GetConnectionUnixProcessID`), remembered because unique names are never reused.
+final class ProcessIDs: Sendable {
+    private let known = Mutex<[String: UInt32]>([:])
+    private static let capacity = 4096
+
+    /// The process of the connection `uniqueName`, or nil when the bus does not know it (the
+    /// client has left).
+    func pid(of uniqueName: String, on connection: Connection) async -> UInt32? {
+        if let pid = known.withLock({ $0[uniqueName] }) { return pid }
+        guard let pid = try? await connection.unixProcessID(of: uniqueName) else { return nil }
+        known.withLock { known in
+            if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
+            known[uniqueName] = pid
+        }
+        return pid
+    }
+}
