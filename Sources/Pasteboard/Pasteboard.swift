@@ -138,18 +138,26 @@ public final class Pasteboard: Sendable {
         return nil
     }
 
-    /// The text of the first item with `type` (or, for a text type, any conforming text), or nil.
+    /// The text of the first item with `type` (or, for a text type, of the first item with
+    /// text conforming to it: `text/html` serves `.plainText`), decoded as UTF-8, or nil.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
         if let data = try await data(forType: type) {
             return String(decoding: data, as: UTF8.self)
         }
         guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }
-        do {
-            let (_, _, data) = try await proxy.readBest(name.rawValue, item: 0, types: [type.pasteboardType])
+        // The closest conforming type of the first item that has one, chosen here rather than
+        // with `ReadBest`, so that text too large to travel inline is read by descriptor.
+        let proxy = try proxy
+        let (count, items) = try await proxy.items(name.rawValue)
+        for (index, item) in items.enumerated() {
+            let distances = item.types.map { UTType.types(for: $0).conformanceDistance(to: type) }
+            guard let best = distances.indices.filter({ distances[$0] != nil }).min(by: { distances[$0]! < distances[$1]! }) else {
+                continue
+            }
+            let data = try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: item.types[best], expect: count, proxy: proxy)
             return String(decoding: data, as: UTF8.self)
-        } catch let error as PasteboardError where error.code == .noSuchItem || error.code == .noSuchType {
-            return nil
         }
+        return nil
     }
 
     /// The items, each with its types; nil when the pasteboard is empty.

@@ -12,7 +12,7 @@ public struct Limits: Sendable, Equatable {
     /// The keys in the order the `Limits` property lists them.
     public static let keys: [String] = [
         "max-item-bytes", "max-inline-bytes", "max-pasteboard-bytes", "max-items", "max-pasteboards",
-        "history-depth", "max-types-per-item", "transfer-idle-timeout-ms", "max-transfers",
+        "history-depth", "max-history-bytes", "max-types-per-item", "transfer-idle-timeout-ms", "max-transfers",
     ]
 
     /// Defaults for a desktop: a 1 GiB image or video fits, a runaway client does not take the disk.
@@ -29,6 +29,8 @@ public struct Limits: Sendable, Equatable {
         "max-pasteboards": 65536,
         // Earlier generations kept per pasteboard (besides the current one).
         "history-depth": 32,
+        // Bytes of earlier generations kept per pasteboard; the oldest go first.
+        "max-history-bytes": 256 << 20,
         // Types offered by one item.
         "max-types-per-item": 64,
         // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up.
@@ -51,6 +53,7 @@ public struct Limits: Sendable, Equatable {
     public var maxItems: UInt64 { self["max-items"] }
     public var maxPasteboards: UInt64 { self["max-pasteboards"] }
     public var historyDepth: UInt64 { self["history-depth"] }
+    public var maxHistoryBytes: UInt64 { self["max-history-bytes"] }
     public var maxTypesPerItem: UInt64 { self["max-types-per-item"] }
     public var transferIdleTimeoutMilliseconds: UInt64 { self["transfer-idle-timeout-ms"] }
     public var maxTransfers: UInt64 { self["max-transfers"] }

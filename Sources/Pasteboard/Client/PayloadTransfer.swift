@@ -79,12 +79,12 @@ enum PayloadTransfer {
         }
     }
 
-    /// Streams one representation into a new file in a new temporary directory, reporting
-    /// progress and stopping (and deleting the file) when the task is cancelled.
+    /// Streams one representation into a new temporary file (`pasteboard-<UUID>.<extension>`,
+    /// as ``TransferContent/file(for:)`` names one), reporting progress and stopping (and
+    /// deleting the file) when the task is cancelled. The file is the only thing made, so a
+    /// caller that deletes it leaves nothing behind.
     static func readToFile(_ name: String, item: UInt32, type: UTType, offered: String, size: Int64, expect: UInt64, proxy: PasteboardProxy, progress: (@Sendable (Double) -> Void)?) async throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var file = directory.appendingPathComponent("pasteboard-item")
+        var file = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)")
         if let pathExtension = type.preferredFilenameExtension { file.appendPathExtension(pathExtension) }
         do {
             let (_, source) = try await proxy.readFd(name, item: item, type: offered, expect: expect)
@@ -107,7 +107,7 @@ enum PayloadTransfer {
             progress?(1)
             return file
         } catch {
-            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: file)
             throw error
         }
     }

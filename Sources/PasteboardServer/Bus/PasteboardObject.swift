@@ -140,7 +140,15 @@ final class PasteboardObject: DBusObject {
         case .remove:
             let change = try service.remove(try Arguments.name(arguments[0]))
             call.reply([], followedBy: change.map(Self.signals(for:)) ?? [])
-        case .writePromised, .history, .restore:
+        case .history:
+            let entries = service.history(try Arguments.name(arguments[0]), limit: arguments[1].uint32Value!)
+            call.reply([.array(element: "(txas)", entries.map { entry in
+                .structure([.uint64(entry.count), .int64(Int64(clamping: entry.time)), .strings(entry.types.map(\.rawValue))])
+            })])
+        case .restore:
+            let change = try service.restore(try Arguments.name(arguments[0]), count: arguments[1].uint64Value!)
+            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+        case .writePromised:
             throw .invalidArgument("\(method.rawValue) is not supported by this version of pasteboardd yet")
         case .writeItemsFd:
             preconditionFailure("WriteItemsFd is handled off the service queue")

@@ -39,6 +39,9 @@ struct PasteboardEntry: Sendable {
     /// Unix time in milliseconds when the contents are cleared (`expires-in-ms`).
     var expiresAt: UInt64? = nil
 
+    /// Earlier contents, newest first (never concealed or transient ones).
+    var history: [Generation] = []
+
     /// The types a `Changed` signal announces: none for concealed contents.
     var announcedTypes: [PasteboardType] { isConcealed ? [] : types }
 
@@ -54,5 +57,23 @@ struct PasteboardEntry: Sendable {
             }
         }
         return result
+    }
+}
+
+/// Earlier contents of a pasteboard, kept for `History` and `Restore`.
+struct Generation: Sendable {
+    /// The change count the write that made these contents returned.
+    let count: UInt64
+    /// Unix time in milliseconds of that write.
+    let writtenAt: UInt64
+    let items: [Item]
+
+    var byteCount: UInt64 { items.reduce(0) { $0 + $1.byteCount } }
+
+    /// Every type of every item, first item first, without repeats.
+    var types: [PasteboardType] {
+        var entry = PasteboardEntry()
+        entry.items = items
+        return entry.types
     }
 }

@@ -37,7 +37,7 @@ final class PasteboardService: @unchecked Sendable {
         entries = loaded.entries
         var referenced = Set<String>()
         for entry in entries.values {
-            for item in entry.items {
+            for item in entry.items + entry.history.flatMap(\.items) {
                 for representation in item.representations {
                     if case .file(let blob) = representation.payload { referenced.insert(blob.id) }
                 }
@@ -52,7 +52,7 @@ final class PasteboardService: @unchecked Sendable {
     /// The current contents are in the store: their blob files outlive the objects in memory.
     deinit {
         for entry in entries.values {
-            for item in entry.items {
+            for item in entry.items + entry.history.flatMap(\.items) {
                 for representation in item.representations {
                     if case .file(let blob) = representation.payload { blob.keepFile() }
                 }
@@ -174,6 +174,34 @@ final class PasteboardService: @unchecked Sendable {
         return change
     }
 
+    // MARK: History (on `queue`)
+
+    /// The current contents (unless concealed, transient or owner-only), then earlier ones,
+    /// newest first; at most `limit` entries, or all that are kept when `limit` is 0.
+    func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
+        let entry = entry(name)
+        var result: [(count: UInt64, time: UInt64, types: [PasteboardType])] = []
+        if !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil {
+            result.append((entry.count, entry.changedAt, entry.types))
+        }
+        result += entry.history.map { ($0.count, $0.writtenAt, $0.types) }
+        return limit == 0 ? result : Array(result.prefix(Int(limit)))
+    }
+
+    /// Makes the contents of change `count` current again, as a new change.
+    func restore(_ name: PasteboardName, count: UInt64) throws(PasteboardError) -> Change {
+        let entry = entry(name)
+        let items: [Item]
+        if count == entry.count, !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil {
+            items = entry.items
+        } else if let generation = entry.history.first(where: { $0.count == count }) {
+            items = generation.items
+        } else {
+            throw .noSuchItem("'\(name)' has no contents of change \(count) in its history; list them with History (pbctl history)")
+        }
+        return try write(name, items: items, options: WriteOptions())
+    }
+
     // MARK: Expiry (on `queue`)
 
     /// Schedules the stored expiries (after a restart, overdue ones clear at once).
@@ -235,11 +263,29 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     private func commit(_ name: PasteboardName, _ proposed: PasteboardEntry, removed: Bool = false) throws(PasteboardError) -> Change {
+        let old = entry(name)
         var entry = proposed
         entry.count += 1
         entry.changedAt = Self.nowMilliseconds()
+        var pushed: Generation? = nil
+        var pruned: [UInt64] = []
+        if removed {
+            entry.history = []
+        } else if !old.items.isEmpty, !old.isVolatile, old.ownerPID == nil {
+            // Concealed, transient and owner-only contents never enter the history.
+            let generation = Generation(count: old.count, writtenAt: old.changedAt, items: old.items)
+            entry.history.insert(generation, at: 0)
+            pushed = generation
+        }
+        var historyBytes = entry.history.reduce(0) { $0 + $1.byteCount }
+        while let oldest = entry.history.last,
+              UInt64(entry.history.count) > limits.historyDepth || historyBytes > limits.maxHistoryBytes {
+            entry.history.removeLast()
+            historyBytes -= oldest.byteCount
+            pruned.append(oldest.count)
+        }
         do {
-            try store.save(name, entry)
+            try store.save(name, entry, pushed: pushed, pruned: pruned)
         } catch {
             logger.error("store: could not save '\(name)': \(error)")
             throw .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")

@@ -63,6 +63,28 @@ final class Store {
                 ALTER TABLE pasteboard ADD COLUMN owner_pid INTEGER;
                 """)
         }
+        migrator.registerMigration("v3: history") { db in
+            try db.execute(sql: """
+                CREATE TABLE generation (
+                    pasteboard TEXT NOT NULL REFERENCES pasteboard(name) ON DELETE CASCADE,
+                    count INTEGER NOT NULL,
+                    written_at INTEGER NOT NULL,
+                    PRIMARY KEY (pasteboard, count)
+                );
+                CREATE TABLE generation_representation (
+                    pasteboard TEXT NOT NULL,
+                    count INTEGER NOT NULL,
+                    item INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    type TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    data BLOB,
+                    blob TEXT,
+                    PRIMARY KEY (pasteboard, count, item, position),
+                    FOREIGN KEY (pasteboard, count) REFERENCES generation(pasteboard, count) ON DELETE CASCADE
+                );
+                """)
+        }
         return migrator
     }
 
@@ -94,37 +116,66 @@ final class Store {
                 entry.ownerPID = (row["owner_pid"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
                 loaded.entries[name] = entry
             }
-            let rows = try Row.fetchCursor(db, sql: "SELECT pasteboard, item, type, size, data, blob FROM representation ORDER BY pasteboard, item, position")
-            var current: (name: PasteboardName, item: Int)? = nil
-            while let row = try rows.next() {
-                guard let name = try? PasteboardName(validating: row["pasteboard"] as String),
-                      let type = try? PasteboardType(validating: row["type"] as String) else { continue }
-                let itemIndex: Int = row["item"]
-                let size = UInt64(bitPattern: row["size"])
-                let payload: Payload
-                if let blobID: String = row["blob"] {
-                    let blob = Blob(id: blobID, directory: blobDirectory, size: size)
-                    guard Self.fileSize(blob.path) == size else {
-                        loaded.problems.append("pasteboard '\(name)' item \(itemIndex) lost its \(type) data (file \(blobID) missing or truncated)")
-                        continue
-                    }
-                    payload = .file(blob)
-                } else {
-                    let data: [UInt8] = (row["data"] as Data?).map { Array($0) } ?? []
-                    payload = .inline(data)
-                }
-                if current?.name != name || current?.item != itemIndex {
-                    loaded.entries[name, default: PasteboardEntry()].items.append(Item(representations: []))
-                    current = (name, itemIndex)
-                }
-                let last = loaded.entries[name]!.items.count - 1
-                loaded.entries[name]!.items[last].representations.append(Representation(type: type, payload: payload))
+            var blobs: [String: Blob] = [:]
+            let current = try Self.loadItems(
+                db, sql: "SELECT pasteboard, 0 AS count, item, type, size, data, blob FROM representation ORDER BY pasteboard, item, position",
+                blobDirectory: blobDirectory, blobs: &blobs, problems: &loaded.problems)
+            for (key, items) in current where loaded.entries[key.name] != nil {
+                loaded.entries[key.name]!.items = items
             }
-            for (name, entry) in loaded.entries where entry.items.contains(where: { $0.representations.isEmpty }) {
-                loaded.entries[name]!.items.removeAll { $0.representations.isEmpty }
+            let earlier = try Self.loadItems(
+                db, sql: "SELECT pasteboard, count, item, type, size, data, blob FROM generation_representation ORDER BY pasteboard, count, item, position",
+                blobDirectory: blobDirectory, blobs: &blobs, problems: &loaded.problems)
+            for row in try Row.fetchAll(db, sql: "SELECT pasteboard, count, written_at FROM generation ORDER BY pasteboard, count DESC") {
+                guard let name = try? PasteboardName(validating: row["pasteboard"] as String), loaded.entries[name] != nil else { continue }
+                let count = UInt64(bitPattern: row["count"])
+                guard let items = earlier[ItemsKey(name: name, count: count)], !items.isEmpty else { continue }
+                loaded.entries[name]!.history.append(Generation(count: count, writtenAt: UInt64(bitPattern: row["written_at"]), items: items))
             }
             return loaded
         }
+    }
+
+    struct ItemsKey: Hashable {
+        let name: PasteboardName
+        let count: UInt64
+    }
+
+    /// Groups representation rows (`pasteboard, count, item, type, size, data, blob`, ordered)
+    /// into items. One blob file gives one ``Blob`` object however many rows name it, so that
+    /// it is deleted only when none of them is left.
+    private static func loadItems(
+        _ db: Database, sql: String, blobDirectory: String, blobs: inout [String: Blob], problems: inout [String]
+    ) throws -> [ItemsKey: [Item]] {
+        var result: [ItemsKey: [Item]] = [:]
+        var last: (key: ItemsKey, item: Int)? = nil
+        let rows = try Row.fetchCursor(db, sql: sql)
+        while let row = try rows.next() {
+            guard let name = try? PasteboardName(validating: row["pasteboard"] as String),
+                  let type = try? PasteboardType(validating: row["type"] as String) else { continue }
+            let key = ItemsKey(name: name, count: UInt64(bitPattern: row["count"]))
+            let itemIndex: Int = row["item"]
+            let size = UInt64(bitPattern: row["size"])
+            let payload: Payload
+            if let blobID: String = row["blob"] {
+                let blob = blobs[blobID] ?? Blob(id: blobID, directory: blobDirectory, size: size)
+                guard fileSize(blob.path) == size else {
+                    blob.keepFile()
+                    problems.append("pasteboard '\(name)' item \(itemIndex) lost its \(type) data (file \(blobID) missing or truncated)")
+                    continue
+                }
+                blobs[blobID] = blob
+                payload = .file(blob)
+            } else {
+                payload = .inline((row["data"] as Data?).map { Array($0) } ?? [])
+            }
+            if last?.key != key || last?.item != itemIndex {
+                result[key, default: []].append(Item(representations: []))
+                last = (key, itemIndex)
+            }
+            result[key]![result[key]!.count - 1].representations.append(Representation(type: type, payload: payload))
+        }
+        return result.mapValues { $0.filter { !$0.representations.isEmpty } }
     }
 
     // MARK: Saving
@@ -132,9 +183,31 @@ final class Store {
     /// Commits one pasteboard's state. Volatile (concealed or transient) contents are recorded
     /// as an empty pasteboard with their change count: the data never touches the disk, and
     /// after a restart the pasteboard is empty with a count no lower than before.
-    func save(_ name: PasteboardName, _ entry: PasteboardEntry) throws {
+    ///
+    /// - Parameters:
+    ///   - pushed: The previous contents, now the newest history entry (copied from the rows of
+    ///     the current contents before they are replaced).
+    ///   - pruned: The counts of history entries dropped.
+    func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
         let volatile = entry.isVolatile
         try database.write { db in
+            if let pushed {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
+                    arguments: [name.rawValue, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO generation_representation SELECT pasteboard, ?, item, position, type, size, data, blob FROM representation WHERE pasteboard = ?",
+                    arguments: [Int64(bitPattern: pushed.count), name.rawValue])
+            }
+            if !entry.isListed {
+                // Removed: the history goes with the contents.
+                try db.execute(sql: "DELETE FROM generation_representation WHERE pasteboard = ?", arguments: [name.rawValue])
+                try db.execute(sql: "DELETE FROM generation WHERE pasteboard = ?", arguments: [name.rawValue])
+            }
+            for count in pruned {
+                try db.execute(sql: "DELETE FROM generation_representation WHERE pasteboard = ? AND count = ?", arguments: [name.rawValue, Int64(bitPattern: count)])
+                try db.execute(sql: "DELETE FROM generation WHERE pasteboard = ? AND count = ?", arguments: [name.rawValue, Int64(bitPattern: count)])
+            }
             try db.execute(
                 sql: """
                     INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid) VALUES (?, ?, ?, ?, ?, ?)
