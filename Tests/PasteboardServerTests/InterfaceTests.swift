@@ -12,7 +12,7 @@ struct InterfaceTests {
     static let xmlPath = Paths.repository + "/dbus/org.pasteboardd.Pasteboard1.xml"
 
     /// Methods the server refuses for now (with `InvalidArgument`), whatever the arguments.
-    static let notYetSupported: Set<String> = ["WritePromised", "History", "Restore"]
+    static let notYetSupported: Set<String> = ["WritePromised"]
 
     /// Section 4 of the contract: every method's in and out signature.
     static let contract: [String: (in: String, out: String)] = [
@@ -95,6 +95,8 @@ struct InterfaceTests {
                 let reply = try await h.reply(method.name, arguments)
                 #expect(!Self.notYetSupported.contains(method.name), "\(method.name) succeeded")
                 #expect(reply.signature == method.outSignature, "\(method.name) replied '\(reply.signature)'")
+            } catch where method.name == "Restore" && error.name == Harness.errorPrefix + "NoSuchItem" {
+                // Past the signature check: the sample count is not in the (removed) history.
             } catch {
                 #expect(Self.notYetSupported.contains(method.name), "\(method.name)(\(method.inSignature)) failed: \(error)")
                 #expect(error.name == Harness.errorPrefix + "InvalidArgument")

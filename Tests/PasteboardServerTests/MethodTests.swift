@@ -262,8 +262,6 @@ struct MethodTests {
         let h = try await Harness()
         try await h.write(text: "x")
         await h.expectFailure("InvalidArgument", "WritePromised", [.string("general"), .array(element: "as", [.strings(["text/plain"])]), Harness.options([])])
-        await h.expectFailure("InvalidArgument", "History", [.string("general"), .uint32(0)])
-        await h.expectFailure("InvalidArgument", "Restore", [.string("general"), .uint64(1)])
         #expect(try await h.changeCount() == 1)
         #expect(try await h.readData("text/plain;charset=utf-8").data == "x".bytes)
     }

@@ -1,0 +1,102 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// `History` and `Restore`: earlier generations, newest first, bounded, durable, and never
+/// holding concealed, transient or owner-only contents.
+struct HistoryTests {
+    typealias Entry = (count: UInt64, time: Int64, types: [String])
+
+    func history(_ h: Harness, _ name: String = "general", limit: UInt32 = 0) async throws -> [Entry] {
+        let reply = try await h.call("History", [.string(name), .uint32(limit)])
+        return try #require(reply.first?.arrayValue).map { entry in
+            let fields = entry.structureFields ?? []
+            return (fields[0].uint64Value ?? 0, fields[1].int64Value ?? 0, fields[2].stringArrayValue ?? [])
+        }
+    }
+
+    func restore(_ h: Harness, _ count: UInt64, _ name: String = "general") async throws -> UInt64 {
+        try #require(try await h.call("Restore", [.string(name), .uint64(count)]).first?.uint64Value)
+    }
+
+    @Test func listsTheCurrentContentsThenEarlierOnesNewestFirst() async throws {
+        let h = try await Harness()
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        try await h.write(text: "one")
+        try await h.write([[("image/png", [1, 2, 3])]])
+        try await h.write(text: "three", type: "text/html")
+        let entries = try await history(h)
+        #expect(entries.map(\.count) == [3, 2, 1])
+        #expect(entries.map(\.types) == [["text/html"], ["image/png"], ["text/plain;charset=utf-8"]])
+        let after = Int64(Date().timeIntervalSince1970 * 1000)
+        #expect(entries.allSatisfy { $0.time >= before - 1000 && $0.time <= after + 1000 })
+        #expect(entries.map(\.time) == entries.map(\.time).sorted(by: >))
+        #expect(try await history(h, limit: 2).map(\.count) == [3, 2])
+        #expect(try await history(h, "never-written").isEmpty)
+    }
+
+    @Test func restoreMakesAnEarlierGenerationCurrentAsANewChange() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        try await h.write(text: "first")
+        try await h.write(text: "second")
+        #expect(try await restore(h, 1) == 3)
+        #expect(try await h.readData("text/plain;charset=utf-8") == (3, Array("first".utf8)))
+        let changed = await signals.wait(for: 3)
+        #expect(changed.last?.changed?.count == 3)
+        #expect(try await history(h).map(\.count) == [3, 2, 1])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(99)])
+        await h.expectFailure("InvalidName", "Restore", [.string(""), .uint64(1)])
+        #expect(try await h.changeCount() == 3)
+    }
+
+    @Test func isBoundedByDepthAndBytes() async throws {
+        let h = try await Harness(limits: ["history-depth=2", "max-history-bytes=250"])
+        for text in ["a", "b", "c", "d"] { try await h.write(text: text) }
+        // The current contents, then at most two earlier ones.
+        #expect(try await history(h).map(\.count) == [4, 3, 2])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(1)])
+        // Two earlier generations of 200 bytes exceed 250 bytes: the older one goes.
+        let block = [UInt8](repeating: 7, count: 200)
+        try await h.write([[("application/octet-stream", block)]])
+        try await h.write([[("application/octet-stream", block)]])
+        try await h.write(text: "e")
+        #expect(try await history(h).map(\.count) == [7, 6])
+    }
+
+    @Test func secretsNeverEnterTheHistory() async throws {
+        let h = try await Harness()
+        try await h.write(text: "public")
+        try await h.write([[("text/plain", Array("hidden".utf8))]], options: [("concealed", .boolean(true))])
+        try await h.write([[("text/plain", Array("passing".utf8))]], options: [("transient", .boolean(true))])
+        try await h.write([[("text/plain", Array("mine".utf8))]], options: [("owner-only", .boolean(true))])
+        try await h.write(text: "last")
+        #expect(try await history(h).map(\.count) == [5, 1])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(2)])
+    }
+
+    @Test func survivesACrashWithFileBackedData() async throws {
+        let h = try await Harness()
+        let big = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))]])
+        try await h.write(text: "after")
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await history(h).map(\.count) == [2, 1])
+        #expect(try await restore(h, 1) == 3)
+        #expect(try await h.readFdBytes("application/octet-stream") == (3, big))
+    }
+
+    @Test func removeDropsTheHistory() async throws {
+        let h = try await Harness()
+        try await h.write(text: "one")
+        try await h.write(text: "two")
+        try await h.remove()
+        #expect(try await history(h).isEmpty)
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await history(h).isEmpty)
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(1)])
+    }
+}
