@@ -65,9 +65,13 @@ public final class PasteButton<Payload: Transferable> {
     // MARK: Following the pasteboard
 
     /// Holds the button weakly, so that following the pasteboard never keeps it alive.
+    ///
+    /// The first element is the state once subscribed, so a change made while the button is
+    /// being set up is never missed.
     private static func follow(_ button: WeakReference<PasteButton>, pasteboard: Pasteboard) async {
-        await button.value?.update(types: [])
-        for await change in pasteboard.changes {
+        var changes = pasteboard.changes
+        changes.startsWithCurrentState = true
+        for await change in changes {
             guard let current = button.value else { return }
             await current.update(types: change.types.map(\.pasteboardType))
         }

@@ -67,8 +67,11 @@ struct IndependentClientTests {
         #expect(invalid.err.contains("GDBus.Error:org.pasteboardd.Error.InvalidName: "), "\(invalid)")
         let stale = try await gdbusCall(h, "ReadData", "general", "0", "text/plain;charset=utf-8", "9")
         #expect(stale.err.contains("GDBus.Error:org.pasteboardd.Error.Stale: "), "\(stale)")
-        let option = try await gdbusCall(h, "WriteItems", "general", "[{'text/plain': [byte 0x01]}]", "{'concealed': <true>}")
+        let option = try await gdbusCall(h, "WriteItems", "general", "[{'text/plain': [byte 0x01]}]", "{'no-such-option': <true>}")
         #expect(option.err.contains("GDBus.Error:org.pasteboardd.Error.InvalidArgument: "), "\(option)")
+        try await h.write([[("text/plain", [1])]], to: "private", options: [("owner-only", .boolean(true))])
+        let denied = try await gdbusCall(h, "ReadData", "private", "0", "text/plain", "0")
+        #expect(denied.err.contains("GDBus.Error:org.pasteboardd.Error.AccessDenied: "), "\(denied)")
         #expect(try await h.readData("text/plain;charset=utf-8") == (1, "x".bytes))
     }
 

@@ -2,8 +2,10 @@ import DBus
 import Testing
 import TestSupport
 
-/// The `a{sv}` write options of `WriteItems` and `WriteItemsFd`: `if-change-count` and `append`
-/// now; the contract's other keys are refused until they are implemented.
+/// The `a{sv}` write options of `WriteItems` and `WriteItemsFd`: `if-change-count` and `append`,
+/// and the checking of every option's value type. What `expires-in-ms`, `concealed`,
+/// `transient` and `owner-only` do is tested in `ExpiryTests`, `ConcealedTests`,
+/// `TransientTests` and `OwnerOnlyTests`.
 struct WriteOptionTests {
     func writeItems(_ options: [(String, DBusValue)], name: String = "general", data: [UInt8] = [1]) -> [DBusValue] {
         [.string(name), Harness.inlineItems([[("text/plain", data)]]), Harness.options(options)]
@@ -87,20 +89,60 @@ struct WriteOptionTests {
         #expect(try await h.snapshot() == before)
     }
 
-    @Test func notYetSupportedOptionsAreRefused() async throws {
+    @Test func mistypedValuesOfTheOtherOptionsAreRefused() async throws {
         let h = try await Harness()
         try await h.write(text: "kept")
         let before = try await h.snapshot()
-        let options: [(String, DBusValue)] = [
-            ("expires-in-ms", .uint64(60_000)), ("concealed", .boolean(true)), ("transient", .boolean(true)), ("owner-only", .boolean(true)),
-            ("concealed", .boolean(false)), ("expires-in-ms", .uint64(0)),
+        let signals = try await h.recordSignals()
+        let refused: [(key: String, options: [(String, DBusValue)])] = [
+            ("concealed", [("concealed", .string("true"))]),
+            ("concealed", [("concealed", .uint32(1))]),
+            ("concealed", [("concealed", .byte(1))]),
+            ("transient", [("transient", .string("yes"))]),
+            ("transient", [("transient", .int32(1))]),
+            ("owner-only", [("owner-only", .string("true"))]),
+            ("owner-only", [("owner-only", .uint64(1))]),
+            ("expires-in-ms", [("expires-in-ms", .int32(60_000))]),
+            ("expires-in-ms", [("expires-in-ms", .int64(60_000))]),
+            ("expires-in-ms", [("expires-in-ms", .uint32(60_000))]),
+            ("expires-in-ms", [("expires-in-ms", .double(60))]),
+            ("expires-in-ms", [("expires-in-ms", .string("60000"))]),
+            ("expires-in-ms", [("expires-in-ms", .boolean(true))]),
+            ("expires-in-ms", [("expires-in-ms", .uint64(0))]),
+            ("concealed", [("concealed", .boolean(true)), ("concealed", .boolean(true))]),
+            // One bad option refuses the whole write, the good ones with it.
+            ("expires-in-ms", [("concealed", .boolean(true)), ("expires-in-ms", .int32(1))]),
+            ("owner-only", [("transient", .boolean(true)), ("owner-only", .string("yes")), ("append", .boolean(true))]),
         ]
-        for option in options {
-            let error = await h.expectFailure("InvalidArgument", "WriteItems", writeItems([option]))
-            #expect(error?.message.contains(option.0) == true, "the message names the option: \(String(describing: error))")
-            await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([option])])
+        for (key, options) in refused {
+            let error = await h.expectFailure("InvalidArgument", "WriteItems", writeItems(options))
+            #expect(error?.message.contains(key) == true, "the message names the option: \(String(describing: error))")
+            await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options(options)])
         }
         #expect(try await h.snapshot() == before)
+        // Nothing was announced, and nothing of a refused option stuck: the contents are as
+        // durable and as open to other processes as before.
+        #expect(signals.announcements.isEmpty, "\(signals.announcements)")
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await h.snapshot() == before)
+        let paste = try await OtherProcess.pbctl(h, "paste")
+        #expect(paste.status == 0 && paste.out == "kept", "\(paste)")
+    }
+
+    @Test func falseFlagsWriteOrdinaryContents() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        let off: [(String, DBusValue)] = [("concealed", .boolean(false)), ("transient", .boolean(false)), ("owner-only", .boolean(false))]
+        #expect(try await h.write([[("text/plain", "open".bytes)]], options: off) == 1)
+        #expect(try await h.writeFd([[("text/html", try Descriptors.pipe(holding: "<p>".bytes))]], options: off + [("append", .boolean(true))]) == 2)
+        #expect(await signals.announcements(2) == [Announcement("general", 1, ["text/plain"]), Announcement("general", 2, ["text/plain", "text/html"])])
+        let before = try await h.snapshot()
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await h.snapshot() == before)
+        let paste = try await OtherProcess.pbctl(h, "paste", "-t", "text/html", "--item", "1")
+        #expect(paste.status == 0 && paste.out == "<p>", "\(paste)")
     }
 
     @Test func optionsMustBeAStringToVariantDictionary() async throws {

@@ -26,10 +26,15 @@ public struct PasteboardChanges: AsyncSequence, Sendable {
     public typealias Element = PasteboardChange
     let name: Pasteboard.Name?
     let address: String?
+    /// Yield the current state first, once subscribed, so that a consumer that needs the state
+    /// and then every change (``PasteButton``) misses nothing between the two.
+    var startsWithCurrentState = false
 
+    /// Makes the iterator; each iterator subscribes to the signals on its own.
     public func makeAsyncIterator() -> AsyncStream<PasteboardChange>.Iterator {
         let (stream, continuation) = AsyncStream<PasteboardChange>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task { await ChangeFeed(name: name, address: address).run(into: continuation) }
+        let feed = ChangeFeed(name: name, address: address, startsWithCurrentState: startsWithCurrentState)
+        let task = Task { await feed.run(into: continuation) }
         continuation.onTermination = { _ in task.cancel() }
         return stream.makeAsyncIterator()
     }
@@ -40,6 +45,7 @@ public struct PasteboardChanges: AsyncSequence, Sendable {
 struct ChangeFeed {
     let name: Pasteboard.Name?
     let address: String?
+    var startsWithCurrentState = false
 
     func run(into continuation: AsyncStream<PasteboardChange>.Continuation) async {
         var reconnecting = false
@@ -49,7 +55,12 @@ struct ChangeFeed {
                 let proxy = try SharedConnection.proxy(address: address)
                 let signals = try await proxy.changes(of: name?.rawValue)
                 let restarts = try await proxy.serverRestarts()
-                if reconnecting { try await reportCurrentState(proxy, into: continuation) }
+                if reconnecting {
+                    try await reportCurrentState(proxy, into: continuation)
+                } else if startsWithCurrentState {
+                    // Without a server yet, its arrival (a restart) reports the state instead.
+                    try? await reportCurrentState(proxy, into: continuation, missed: false)
+                }
                 pause = .milliseconds(50)
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -78,7 +89,7 @@ struct ChangeFeed {
         continuation.finish()
     }
 
-    private func reportCurrentState(_ proxy: PasteboardProxy, into continuation: AsyncStream<PasteboardChange>.Continuation) async throws {
+    private func reportCurrentState(_ proxy: PasteboardProxy, into continuation: AsyncStream<PasteboardChange>.Continuation, missed: Bool = true) async throws {
         let names: [String]
         if let name {
             names = [name.rawValue]
@@ -89,7 +100,7 @@ struct ChangeFeed {
             let (count, types) = try await proxy.types(name)
             continuation.yield(PasteboardChange(
                 name: Pasteboard.Name(name), changeCount: Int(clamping: count),
-                types: types.map(UTType.types(for:)), mayHaveMissedChanges: true))
+                types: types.map(UTType.types(for:)), mayHaveMissedChanges: missed))
         }
     }
 }
