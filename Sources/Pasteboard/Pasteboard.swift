@@ -14,28 +14,40 @@ import Foundation
 /// ```
 ///
 /// Every pasteboard of a process shares one connection per bus, opened on first use and
-/// reopened after the bus restarts. Methods throw ``PasteboardError`` for the server's answers
+/// reopened after the bus restarts. Methods throw `PasteboardError` for the server's answers
 /// (one case per contract error name) and ``PasteboardConnectionError`` when the server cannot
 /// be reached.
 public final class Pasteboard: Sendable {
     /// A pasteboard's name: `general` and the other standard names, or any name of your own.
     public struct Name: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The name as the server knows it (UTF-8, 1–255 bytes, no control characters; the
+        /// server checks).
         public let rawValue: String
+        /// The name `rawValue`.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The name `rawValue`.
         public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// A name written as a string literal: `let name: Pasteboard.Name = "scratch"`.
         public init(stringLiteral value: String) { self.rawValue = value }
+        /// The name itself.
         public var description: String { rawValue }
 
+        /// `general`: the pasteboard of Copy and Paste.
         public static let general = Name("general")
+        /// `find`: the text of the last search, shared between programs.
         public static let find = Name("find")
+        /// `drag`: what is being dragged.
         public static let drag = Name("drag")
+        /// `font`: copied font settings.
         public static let font = Name("font")
+        /// `ruler`: copied paragraph settings.
         public static let ruler = Name("ruler")
     }
 
     /// The general pasteboard on the session bus: what copy and paste use.
     public static let general = Pasteboard(name: .general)
 
+    /// The pasteboard's name on the server.
     public let name: Name
     /// The bus address, or nil for the session bus.
     public let address: String?
@@ -72,14 +84,34 @@ public final class Pasteboard: Sendable {
     }
 
     /// The first of `types` that some item satisfies (by conformance), or nil.
+    ///
+    /// The server decides for MIME types; a type without one (an abstract type such as
+    /// `.image`, or one declared without a MIME type) is matched here, with
+    /// ``UTType/conforms(to:)``, against the pasteboard's types: `.image` is satisfied by
+    /// `image/png`.
     public func availableType(from types: [UTType]) async throws -> UTType? {
+        if Self.matchesOnClient(types) {
+            let offered = try await proxy.types(name.rawValue).types.map(UTType.types(for:))
+            return types.first { wanted in offered.contains { $0.conforms(to: wanted) } }
+        }
         let found = try await proxy.availableType(name.rawValue, from: types.map(\.pasteboardType))
         return found.flatMap { found in types.first { $0.pasteboardType == found } }
     }
 
-    /// Whether some item has data conforming to one of `types`.
+    /// Whether some item has data conforming to one of `types` (matched as
+    /// ``availableType(from:)`` matches them).
     public func canReadItem(withDataConformingToTypes types: [UTType]) async throws -> Bool {
-        try await proxy.canRead(name.rawValue, types: types.map(\.pasteboardType))
+        if Self.matchesOnClient(types) {
+            return try await availableType(from: types) != nil
+        }
+        return try await proxy.canRead(name.rawValue, types: types.map(\.pasteboardType))
+    }
+
+    /// Whether to match `types` here rather than on the server: when one has no MIME type for
+    /// the server to match by conformance, and all are valid (the server refuses the others
+    /// with `InvalidType`).
+    private static func matchesOnClient(_ types: [UTType]) -> Bool {
+        types.contains { $0.preferredMIMEType == nil } && types.allSatisfy { $0.pasteboardTypeValue != nil }
     }
 
     /// The changes of this pasteboard, live, until the consuming task is cancelled.

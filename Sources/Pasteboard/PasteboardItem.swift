@@ -3,7 +3,7 @@ import Foundation
 /// One item of a pasteboard, as `pasteboardItems` returned it: its types, and its data read on
 /// demand from the generation it was listed in.
 ///
-/// Reading fails with ``PasteboardError/Code/stale`` once the pasteboard has changed, so an
+/// Reading fails with `PasteboardError` (code `.stale`) once the pasteboard has changed, so an
 /// item never mixes two generations.
 public struct PasteboardItem: Sendable {
     let pasteboard: Pasteboard

@@ -11,6 +11,8 @@ public struct PasteboardChange: Sendable, Equatable {
     /// state, so a consumer that refreshes from this change misses nothing.
     public let mayHaveMissedChanges: Bool
 
+    /// A change, as the sequence reports one; for tests and previews of code that consumes
+    /// changes.
     public init(name: Pasteboard.Name, changeCount: Int, types: [UTType], mayHaveMissedChanges: Bool = false) {
         self.name = name
         self.changeCount = changeCount
@@ -23,6 +25,7 @@ public struct PasteboardChange: Sendable, Equatable {
 /// task is cancelled. It survives the server and the bus restarting (see
 /// ``PasteboardChange/mayHaveMissedChanges``).
 public struct PasteboardChanges: AsyncSequence, Sendable {
+    /// Each element is one change.
     public typealias Element = PasteboardChange
     let name: Pasteboard.Name?
     let address: String?

@@ -11,11 +11,14 @@ import Foundation
 /// let (_, type, data) = try await proxy.readBest("general", item: 0, types: ["text/plain"])
 /// ```
 ///
-/// Every method throws ``PasteboardError`` for the server's answers (with the contract's error
+/// Every method throws `PasteboardError` for the server's answers (with the contract's error
 /// names) and ``PasteboardConnectionError`` when the server cannot be reached.
 public final class PasteboardProxy: Sendable {
+    /// The server's well-known bus name.
     public static let busName = "org.pasteboardd.Pasteboard1"
+    /// The path of the server's object.
     public static let objectPath = "/org/pasteboardd/Pasteboard1"
+    /// The interface of the server's methods and signals.
     public static let interface = "org.pasteboardd.Pasteboard1"
 
     let connection: Connection
@@ -38,14 +41,17 @@ public final class PasteboardProxy: Sendable {
 
     // MARK: Methods
 
+    /// `ListPasteboards`: every name written and not removed since.
     public func listPasteboards() async throws -> [String] {
         try await call("ListPasteboards").first?.stringArrayValue ?? []
     }
 
+    /// `ChangeCount`: the pasteboard's change count, 0 for a name never written.
     public func changeCount(_ name: String) async throws -> UInt64 {
         try await call("ChangeCount", [.string(name)]).first?.uint64Value ?? 0
     }
 
+    /// `ClearContents`: empties the pasteboard and returns the new change count.
     @discardableResult
     public func clearContents(_ name: String) async throws -> UInt64 {
         try await call("ClearContents", [.string(name)]).first?.uint64Value ?? 0
@@ -77,6 +83,8 @@ public final class PasteboardProxy: Sendable {
         return try await call("WriteItemsFd", [.string(name), .array(element: "a{sh}", encoded), options.encoded]).first?.uint64Value ?? 0
     }
 
+    /// `Types`: every type of every item, first item first, no repeats, with the change count
+    /// they belong to.
     public func types(_ name: String) async throws -> (count: UInt64, types: [String]) {
         let reply = try await call("Types", [.string(name)])
         return (reply.first?.uint64Value ?? 0, reply.dropFirst().first?.stringArrayValue ?? [])
@@ -84,11 +92,13 @@ public final class PasteboardProxy: Sendable {
 
     /// One item as `Items` describes it.
     public struct ItemInfo: Sendable, Equatable {
+        /// The item's types, richest first.
         public var types: [String]
         /// In type order; -1 for promised data not yet provided.
         public var sizes: [Int64]
     }
 
+    /// `Items`: each item's types and sizes, with the change count they belong to.
     public func items(_ name: String) async throws -> (count: UInt64, items: [ItemInfo]) {
         let reply = try await call("Items", [.string(name)])
         let items = (reply.dropFirst().first?.arrayValue ?? []).map { item in
@@ -111,15 +121,21 @@ public final class PasteboardProxy: Sendable {
         return type.isEmpty ? nil : type
     }
 
+    /// `CanRead`: whether some item offers a type conforming to one of `types`.
     public func canRead(_ name: String, types: [String]) async throws -> Bool {
         try await call("CanRead", [.string(name), .strings(types)]).first?.boolValue ?? false
     }
 
+    /// `ReadData`: the data of exactly `type` (any spelling) of item `item`; fails with `Stale`
+    /// unless the change count is `expect` (0: any), and with `TooLarge` above
+    /// `max-inline-bytes` (read such data with ``readFd(_:item:type:expect:)``).
     public func readData(_ name: String, item: UInt32, type: String, expect: UInt64 = 0) async throws -> (count: UInt64, data: Data) {
         let reply = try await call("ReadData", [.string(name), .uint32(item), .string(type), .uint64(expect)])
         return (reply.first?.uint64Value ?? 0, Data(reply.dropFirst().first?.bytesValue ?? []))
     }
 
+    /// `ReadBest`: the item's own type that best satisfies the first satisfiable entry of
+    /// `types` (by conformance), and its data.
     public func readBest(_ name: String, item: UInt32, types: [String], expect: UInt64 = 0) async throws -> (count: UInt64, type: String, data: Data) {
         let reply = try await call("ReadBest", [.string(name), .uint32(item), .strings(types), .uint64(expect)])
         guard reply.count == 3 else { return (0, "", Data()) }
@@ -137,22 +153,29 @@ public final class PasteboardProxy: Sendable {
         return (reply[0].uint64Value ?? 0, fd)
     }
 
+    /// `CreateUnique`: a pasteboard name no one has used.
     public func createUnique() async throws -> String {
         try await call("CreateUnique").first?.stringValue ?? ""
     }
 
+    /// `Remove`: drops the pasteboard's contents and history; does nothing for a name that
+    /// holds nothing.
     public func remove(_ name: String) async throws {
         _ = try await call("Remove", [.string(name)])
     }
 
     /// One entry of `History`.
     public struct HistoryEntry: Sendable, Equatable {
+        /// The change count of that generation.
         public var count: UInt64
         /// Unix time of the write, in milliseconds.
         public var time: Int64
+        /// Its types, as `Types` listed them.
         public var types: [String]
     }
 
+    /// `History`: the current contents, then earlier ones, newest first (`limit` 0: up to
+    /// `history-depth`).
     public func history(_ name: String, limit: UInt32 = 0) async throws -> [HistoryEntry] {
         let reply = try await call("History", [.string(name), .uint32(limit)])
         return (reply.first?.arrayValue ?? []).compactMap { entry in
@@ -161,6 +184,8 @@ public final class PasteboardProxy: Sendable {
         }
     }
 
+    /// `Restore`: makes the generation `count` current again, as a new change; returns the
+    /// new change count.
     @discardableResult
     public func restore(_ name: String, count: UInt64) async throws -> UInt64 {
         try await call("Restore", [.string(name), .uint64(count)]).first?.uint64Value ?? 0
@@ -180,10 +205,14 @@ public final class PasteboardProxy: Sendable {
 
     /// One `Changed` signal.
     public struct Change: Sendable, Equatable {
+        /// The pasteboard that changed.
         public var name: String
+        /// Its change count after the change.
         public var count: UInt64
+        /// Its types after the change (none when cleared, removed or concealed).
         public var types: [String]
 
+        /// A signal's arguments.
         public init(name: String, count: UInt64, types: [String]) {
             self.name = name
             self.count = count

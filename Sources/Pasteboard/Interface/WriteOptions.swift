@@ -16,6 +16,7 @@ extension PasteboardProxy {
         /// Only connections of this process may read the data.
         public var ownerOnly: Bool
 
+        /// Options with only those given set; the defaults send nothing.
         public init(
             ifChangeCount: UInt64? = nil, append: Bool = false, expiresInMilliseconds: UInt64? = nil,
             concealed: Bool = false, transient: Bool = false, ownerOnly: Bool = false

@@ -66,6 +66,7 @@ public struct CodableRepresentation<Item: Transferable & Codable, Encoder: Trans
         self.decoder = decoder
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }

@@ -64,6 +64,7 @@ public struct DataRepresentation<Item: Transferable>: TransferRepresentation, Se
         self.importing = importing
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }

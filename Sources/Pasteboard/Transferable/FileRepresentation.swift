@@ -90,6 +90,7 @@ public struct FileRepresentation<Item: Transferable>: TransferRepresentation, Se
         self.shouldAttemptToOpenOriginal = shouldAttemptToOpenOriginal
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }

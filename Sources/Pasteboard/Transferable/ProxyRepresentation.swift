@@ -70,6 +70,7 @@ public struct ProxyRepresentation<Item: Transferable, Proxy: Transferable>: Tran
         self.importing = importing
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }

@@ -70,8 +70,10 @@ public enum TransferRepresentationBuilder<Item: Transferable> {
 
 /// No representations: an empty `body`.
 public struct EmptyTransferRepresentation<Item: Transferable>: TransferRepresentation, PrimitiveTransferRepresentation {
+    /// No representations.
     public init() {}
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }
@@ -85,6 +87,7 @@ public struct EmptyTransferRepresentation<Item: Transferable>: TransferRepresent
 public struct TupleTransferRepresentation<First: TransferRepresentation, Second: TransferRepresentation>:
     TransferRepresentation, PrimitiveTransferRepresentation
 where First.Item == Second.Item {
+    /// The type both representations transfer.
     public typealias Item = First.Item
 
     let first: First
@@ -95,6 +98,7 @@ where First.Item == Second.Item {
         self.second = second
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }
@@ -108,6 +112,7 @@ where First.Item == Second.Item {
 public struct OptionalTransferRepresentation<Wrapped: TransferRepresentation>: TransferRepresentation,
     PrimitiveTransferRepresentation
 {
+    /// The type the wrapped representation transfers.
     public typealias Item = Wrapped.Item
 
     let wrapped: Wrapped?
@@ -116,6 +121,7 @@ public struct OptionalTransferRepresentation<Wrapped: TransferRepresentation>: T
         self.wrapped = wrapped
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }
@@ -129,6 +135,7 @@ public struct OptionalTransferRepresentation<Wrapped: TransferRepresentation>: T
 public struct EitherTransferRepresentation<First: TransferRepresentation, Second: TransferRepresentation>:
     TransferRepresentation, PrimitiveTransferRepresentation
 where First.Item == Second.Item {
+    /// The type both representations transfer.
     public typealias Item = First.Item
 
     enum Storage {
@@ -138,6 +145,7 @@ where First.Item == Second.Item {
 
     let storage: Storage
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }
@@ -163,6 +171,7 @@ public struct AnyTransferRepresentation<Item: Transferable>: TransferRepresentat
         entries = content.flattenedEntries
     }
 
+    /// Never read: the library lists the representation's data itself.
     public var body: Never {
         return transferRepresentationHasNoBody(Self.self)
     }

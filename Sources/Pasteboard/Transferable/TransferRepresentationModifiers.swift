@@ -33,6 +33,7 @@ public struct TransferRepresentationVisibility: Hashable, Sendable, CustomString
     /// Only the process that wrote the representation.
     public static let ownProcess = TransferRepresentationVisibility(scope: .ownProcess)
 
+    /// `all`, `team`, `group` or `ownProcess`.
     public var description: String {
         switch scope {
         case .all: "all"

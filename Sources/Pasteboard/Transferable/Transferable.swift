@@ -1,3 +1,4 @@
+#if compiler(>=6.2)
 /// A type whose values can go onto a pasteboard and come back, as Apple's CoreTransferable
 /// `Transferable`.
 ///
@@ -29,7 +30,6 @@
 /// representations are `@Sendable` and `async`, as Apple's are, so they must not capture
 /// mutable state. The conformance itself must not be isolated to an actor (the protocol
 /// refines `SendableMetatype`), since representations are listed and run from any task.
-#if compiler(>=6.2)
 public protocol Transferable: SendableMetatype {
     /// The type of ``transferRepresentation``.
     associatedtype Representation: TransferRepresentation
@@ -39,6 +39,9 @@ public protocol Transferable: SendableMetatype {
     @TransferRepresentationBuilder<Self> static var transferRepresentation: Representation { get }
 }
 #else
+/// A type whose values can go onto a pasteboard and come back, as Apple's CoreTransferable
+/// `Transferable` (the declaration for compilers before Swift 6.2, which lack
+/// `SendableMetatype`; see the other declaration for the documentation).
 public protocol Transferable {
     /// The type of ``transferRepresentation``.
     associatedtype Representation: TransferRepresentation
@@ -86,6 +89,7 @@ extension Never: Transferable {
 }
 
 extension Never: TransferRepresentation {
+    /// `Never` transfers nothing.
     public typealias Item = Never
 
     /// There is no value of `Never`, so there is no body.

@@ -298,10 +298,13 @@ extension UTType {
 // MARK: - Conformances
 
 extension UTType: Hashable {
+    /// Whether two types name the same type: identifiers ignore case, and MIME types compare
+    /// as the server compares them.
     public static func == (lhs: UTType, rhs: UTType) -> Bool {
         lhs.key == rhs.key
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
     }
@@ -313,6 +316,7 @@ extension UTType: CustomStringConvertible, CustomDebugStringConvertible {
         identifier
     }
 
+    /// The identifier, followed by the MIME type when it differs: `public.png (image/png)`.
     public var debugDescription: String {
         if let preferredMIMEType, preferredMIMEType != identifier {
             return "\(identifier) (\(preferredMIMEType))"

@@ -196,7 +196,8 @@ final class PasteboardObject: DBusObject {
             // still there to have closed it on purpose.
             Task {
                 let owner = try? await connection.nameOwner(call.sender)
-                let pid = prepared.2.ownerOnly ? await processIDs.pid(of: call.sender, on: connection) : nil
+                // An unknown writer process (0) can read nothing back: owner-only fails closed.
+                let pid = prepared.2.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
                 service.queue.async { [self] in
                     do throws(PasteboardError) {
                         guard owner != nil else { return }

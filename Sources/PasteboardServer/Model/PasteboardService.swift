@@ -35,6 +35,9 @@ final class PasteboardService: @unchecked Sendable {
             logger.error("store: \(problem)")
         }
         entries = loaded.entries
+        for name in loaded.vanished {
+            try store.save(name, entries[name]!)
+        }
         var referenced = Set<String>()
         for entry in entries.values {
             for item in entry.items + entry.history.flatMap(\.items) {
@@ -165,7 +168,8 @@ final class PasteboardService: @unchecked Sendable {
         entry.isVolatile = options.isVolatile || (keep && entry.isVolatile)
         entry.ownerPID = options.ownerOnly ? ownerPID : (keep ? entry.ownerPID : nil)
         if let milliseconds = options.expiresInMilliseconds {
-            entry.expiresAt = Self.nowMilliseconds() + milliseconds
+            let (expiresAt, overflow) = Self.nowMilliseconds().addingReportingOverflow(milliseconds)
+            entry.expiresAt = overflow ? .max : expiresAt  // saturates: a huge expires-in-ms never comes
         } else if !keep {
             entry.expiresAt = nil
         }

@@ -85,6 +85,9 @@ final class Store {
                 );
                 """)
         }
+        migrator.registerMigration("v4: volatile") { db in
+            try db.execute(sql: "ALTER TABLE pasteboard ADD COLUMN volatile INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 
@@ -95,6 +98,9 @@ final class Store {
     struct Loaded {
         var entries: [PasteboardName: PasteboardEntry] = [:]
         var problems: [String] = []
+        /// Pasteboards whose concealed or transient contents were lost with the last run; their
+        /// count has been moved on by one and must be saved.
+        var vanished: [PasteboardName] = []
     }
 
     func load() throws -> Loaded {
@@ -103,7 +109,7 @@ final class Store {
             if let result = try String.fetchOne(db, sql: "PRAGMA quick_check"), result != "ok" {
                 loaded.problems.append("the database failed its integrity check: \(result)")
             }
-            for row in try Row.fetchAll(db, sql: "SELECT name, count, listed, changed_at, expires_at, owner_pid FROM pasteboard") {
+            for row in try Row.fetchAll(db, sql: "SELECT name, count, listed, changed_at, expires_at, owner_pid, volatile FROM pasteboard") {
                 let text: String = row["name"]
                 guard let name = try? PasteboardName(validating: text) else {
                     loaded.problems.append("skipped a stored pasteboard with an invalid name")
@@ -114,6 +120,12 @@ final class Store {
                     isListed: row["listed"], changedAt: UInt64(bitPattern: row["changed_at"]))
                 entry.expiresAt = (row["expires_at"] as Int64?).map { UInt64(bitPattern: $0) }
                 entry.ownerPID = (row["owner_pid"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
+                if row["volatile"] as Bool {
+                    // Concealed or transient contents did not survive the restart: that is a
+                    // change, so readers holding the old count see it.
+                    entry.count += 1
+                    loaded.vanished.append(name)
+                }
                 loaded.entries[name] = entry
             }
             var blobs: [String: Blob] = [:]
@@ -210,13 +222,14 @@ final class Store {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid) VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
-                    expires_at = excluded.expires_at, owner_pid = excluded.owner_pid
+                    expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
                     """,
                 arguments: [
                     name.rawValue, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
                     volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
+                    volatile,
                 ])
             try db.execute(sql: "DELETE FROM representation WHERE pasteboard = ?", arguments: [name.rawValue])
             guard !volatile else { return }

@@ -1,0 +1,140 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// The write option `expires-in-ms`: the contents are cleared on time, as a change of their
+/// own, also when the server was down at that time.
+struct ExpiryTests {
+    static let text = "text/plain;charset=utf-8"
+
+    @Test func contentsAreClearedOnTimeWithOneChange() async throws {
+        let h = try await Harness()
+        try await h.write(text: "before")
+        let signals = try await h.recordSignals()
+        // Taken before the call: the server sets the expiry when the call reaches it, later.
+        let written = ContinuousClock.now
+        #expect(try await h.write([[(Self.text, "brief".bytes)], [("image/png", [1, 2])]], options: [("expires-in-ms", .uint64(1500))]) == 2)
+        // Until then, the contents are there as written.
+        #expect(try await h.readData(Self.text) == (2, "brief".bytes))
+        #expect(try await h.types() == (2, [Self.text, "image/png"]))
+
+        let announced = await signals.announcements(2, timeout: .seconds(10))
+        let cleared = ContinuousClock.now - written
+        #expect(announced == [Announcement("general", 2, [Self.text, "image/png"]), Announcement("general", 3, [])])
+        #expect(cleared >= .milliseconds(1495) && cleared < .seconds(5), "cleared \(cleared) after a 1.5 s expiry")
+        #expect(try await h.types() == (3, []))
+        #expect(try await h.items().items.isEmpty)
+        await h.expectFailure("NoSuchItem", "ReadData", [.string("general"), .uint32(0), .string(Self.text), .uint64(0)])
+        #expect(try await h.listPasteboards() == ["general"])
+        // Exactly one change: nothing more comes.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(signals.announcements.count == 2, "\(signals.announcements)")
+        #expect(try await h.changeCount() == 3)
+        // The next write goes on from there, without an expiry of its own.
+        #expect(try await h.write(text: "after") == 4)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await h.readData(Self.text) == (4, "after".bytes))
+    }
+
+    @Test func writeItemsFdContentsExpireToo() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        let data = payload(repeating: "expiring", count: 100_000)
+        #expect(try await h.writeFd([[("application/octet-stream", try Descriptors.file(data))]], to: "fd", options: [("expires-in-ms", .uint64(1500))]) == 1)
+        #expect(try await h.readFdBytes("application/octet-stream", in: "fd") == (1, data))
+        #expect(await signals.announcements(2, timeout: .seconds(10)) == [Announcement("fd", 1, ["application/octet-stream"]), Announcement("fd", 2, [])])
+        #expect(try await h.items("fd") == (2, []))
+    }
+
+    @Test func anExpiryDueWhileTheServerIsDownClearsAtTheNextStart() async throws {
+        let h = try await Harness()
+        try await h.write(text: "plain", to: "other")
+        #expect(try await h.write([[(Self.text, "brief".bytes)]], options: [("expires-in-ms", .uint64(1500))]) == 1)
+        let written = ContinuousClock.now
+        #expect(h.server.terminate() == 0)
+        try await Task.sleep(for: .milliseconds(1800) - (ContinuousClock.now - written))
+        let signals = try await h.recordSignals()
+        try await h.server.restart()
+        // Cleared as soon as the server is back: empty, one change later.
+        #expect(try await eventually(timeout: .seconds(3)) { try await h.types() == (2, []) })
+        #expect(await signals.announcements(1) == [Announcement("general", 2, [])])
+        #expect(try await h.items().items.isEmpty)
+        // Only the expiring pasteboard.
+        #expect(try await h.readData(Self.text, in: "other") == (1, "plain".bytes))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(signals.announcements.count == 1, "\(signals.announcements)")
+    }
+
+    @Test func theExpiryTimeSurvivesACrash() async throws {
+        let h = try await Harness()
+        let written = ContinuousClock.now
+        #expect(try await h.write([[(Self.text, "brief".bytes)]], options: [("expires-in-ms", .uint64(3000))]) == 1)
+        h.server.kill9()
+        try await h.server.restart()
+        // Still there after the crash: durable until it expires ...
+        #expect(try await h.readData(Self.text) == (1, "brief".bytes))
+        let signals = try await h.recordSignals()
+        // ... and cleared at the time set when it was written, not 3 s after the restart.
+        #expect(await signals.announcements(1, timeout: .seconds(10)) == [Announcement("general", 2, [])])
+        let cleared = ContinuousClock.now - written
+        #expect(cleared >= .milliseconds(2995) && cleared < .seconds(6), "cleared \(cleared) after a 3 s expiry")
+        #expect(try await h.types() == (2, []))
+    }
+
+    @Test func aLaterWriteCancelsTheExpiry() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        let short: [(String, DBusValue)] = [("expires-in-ms", .uint64(1500))]
+        #expect(try await h.write([[(Self.text, "brief".bytes)]], options: short) == 1)
+        #expect(try await h.write(text: "lasting") == 2)
+        // A later write with an expiry of its own replaces the earlier expiry, too.
+        #expect(try await h.write([[(Self.text, "brief".bytes)]], to: "longer", options: short) == 1)
+        #expect(try await h.write([[(Self.text, "longer".bytes)]], to: "longer", options: [("expires-in-ms", .uint64(60_000))]) == 2)
+        // And so does clearing.
+        let last = ContinuousClock.now
+        #expect(try await h.write([[(Self.text, "brief".bytes)]], to: "cleared", options: short) == 1)
+        #expect(try await h.clear("cleared") == 2)
+        #expect(try await h.write([[(Self.text, "lasting".bytes)]], to: "cleared", options: [("append", .boolean(true))]) == 3)
+
+        // Past the cancelled expiries, and across a crash: nothing was cleared.
+        h.server.kill9()
+        try await h.server.restart()
+        try await Task.sleep(for: .milliseconds(2000) - (ContinuousClock.now - last))
+        #expect(try await h.readData(Self.text) == (2, "lasting".bytes))
+        #expect(try await h.readData(Self.text, in: "longer") == (2, "longer".bytes))
+        #expect(try await h.readData(Self.text, in: "cleared") == (3, "lasting".bytes))
+        #expect(signals.announcements.map(\.count) == [1, 2, 1, 2, 1, 2, 3], "\(signals.announcements)")
+    }
+
+    @Test func appendingKeepsTheExpiry() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        #expect(try await h.write([[(Self.text, "first".bytes)]], options: [("expires-in-ms", .uint64(1500))]) == 1)
+        #expect(try await h.write([[(Self.text, "second".bytes)]], options: [("append", .boolean(true))]) == 2)
+        #expect(try await h.items().items.count == 2)
+        // The stricter handling of the two wins: everything goes at the first expiry.
+        #expect(await signals.announcements(3, timeout: .seconds(10)) == [
+            Announcement("general", 1, [Self.text]), Announcement("general", 2, [Self.text]), Announcement("general", 3, []),
+        ])
+        #expect(try await h.items() == (3, []))
+    }
+
+    @Test func hugeExpiriesAreTakenAndNeverCome() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        let huge: [UInt64] = [.max, .max - 1, UInt64(Int64.max) + 1, UInt64(Int64.max), 1 << 53]
+        for (index, milliseconds) in huge.enumerated() {
+            #expect(try await h.write([[(Self.text, "kept".bytes)]], to: "huge-\(index)", options: [("expires-in-ms", .uint64(milliseconds))]) == 1)
+        }
+        // The server lives on, and keeps them across a restart and a crash.
+        try await h.server.restart()
+        h.server.kill9()
+        try await h.server.restart()
+        try await Task.sleep(for: .milliseconds(200))
+        for index in huge.indices {
+            #expect(try await h.readData(Self.text, in: "huge-\(index)") == (1, "kept".bytes), "huge-\(index)")
+        }
+        #expect(signals.announcements.count == huge.count, "\(signals.announcements)")
+    }
+}
