@@ -12,7 +12,7 @@ public struct Limits: Sendable, Equatable {
     /// The keys in the order the `Limits` property lists them.
     public static let keys: [String] = [
         "max-item-bytes", "max-inline-bytes", "max-pasteboard-bytes", "max-items", "max-pasteboards",
-        "history-depth", "max-history-bytes", "max-types-per-item", "transfer-idle-timeout-ms", "max-transfers",
+        "history-depth", "max-history-bytes", "max-types-per-item", "transfer-idle-timeout-ms", "max-transfers", "provider-timeout-ms",
     ]
 
     /// Defaults for a desktop: a 1 GiB image or video fits, a runaway client does not take the disk.
@@ -37,6 +37,8 @@ public struct Limits: Sendable, Equatable {
         "transfer-idle-timeout-ms": 30_000,
         // File-descriptor transfers in progress at once, over all clients.
         "max-transfers": 64,
+        // How long a promise's writer has to answer `Provide` before the read fails.
+        "provider-timeout-ms": 5_000,
     ]
 
     public init() {
@@ -57,6 +59,7 @@ public struct Limits: Sendable, Equatable {
     public var maxTypesPerItem: UInt64 { self["max-types-per-item"] }
     public var transferIdleTimeoutMilliseconds: UInt64 { self["transfer-idle-timeout-ms"] }
     public var maxTransfers: UInt64 { self["max-transfers"] }
+    public var providerTimeoutMilliseconds: UInt64 { self["provider-timeout-ms"] }
 
     /// Applies one `KEY=VALUE` setting.
     ///

@@ -433,16 +433,6 @@ final class PipeFeeder: Sendable {
     }
 }
 
-/// ``run(_:_:input:environment:timeout:)`` on a thread of its own: it blocks, and the tests'
-/// cooperative threads are few.
-func runInBackground(_ executable: String, _ arguments: [String], input: Data = Data(), timeout: Double = 30) async throws -> RunResult {
-    try await withCheckedThrowingContinuation { done in
-        Thread {
-            done.resume(with: Result { try run(executable, arguments, input: input, timeout: timeout) })
-        }.start()
-    }
-}
-
 /// A flag set from one task and read from another.
 final class Flag: Sendable {
     private let value = Atomic<Bool>(false)

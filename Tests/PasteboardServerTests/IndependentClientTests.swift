@@ -7,17 +7,17 @@ import TestSupport
 /// dbus-python, as other-language clients and the acceptance tests see it.
 struct IndependentClientTests {
     /// `gdbus ARGUMENTS` against the harness's server, to completion.
-    func gdbus(_ h: Harness, _ arguments: [String]) async throws -> RunResult {
-        try await runInBackground(try Paths.executable(named: "gdbus"), [arguments[0], "--address", h.bus.address, "--dest", Harness.busName, "--object-path", Harness.path] + arguments.dropFirst(), timeout: 20)
+    func gdbus(_ h: Harness, _ arguments: [String]) async throws -> Outcome {
+        try await runProgram(try Paths.executable(named: "gdbus"), [arguments[0], "--address", h.bus.address, "--dest", Harness.busName, "--object-path", Harness.path] + arguments.dropFirst(), timeout: .seconds(20))
     }
 
-    func gdbusCall(_ h: Harness, _ method: String, _ arguments: String...) async throws -> RunResult {
+    func gdbusCall(_ h: Harness, _ method: String, _ arguments: String...) async throws -> Outcome {
         try await gdbus(h, ["call", "--method", "\(Harness.interface).\(method)"] + arguments)
     }
 
     /// A dbus-python script run with the bus address as its first argument; prints JSON.
     func python(_ h: Harness, _ script: String, _ arguments: [String] = []) async throws -> [String: Any] {
-        let result = try await runInBackground("/usr/bin/python3", ["-c", script, h.bus.address] + arguments, timeout: 30)
+        let result = try await runProgram("/usr/bin/python3", ["-c", script, h.bus.address] + arguments, timeout: .seconds(30))
         try #require(result.status == 0, "\(result)")
         let object = try JSONSerialization.jsonObject(with: result.stdout)
         return try #require(object as? [String: Any], "\(result)")

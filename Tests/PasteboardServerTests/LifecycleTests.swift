@@ -85,7 +85,7 @@ struct LifecycleTests {
         try await h.write(text: "first server")
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", h.bus.address, "--state-dir", state], timeout: 10)
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", h.bus.address, "--state-dir", state], timeout: .seconds(10))
         #expect(result.status != 0)
         #expect(result.err.contains("already taken"), "\(result)")
         #expect(result.err.contains(Harness.busName), "\(result)")
@@ -98,7 +98,7 @@ struct LifecycleTests {
         let h = try await Harness()
         try await h.write(text: "first server")
         let otherBus = try TestBus()
-        let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", h.server.stateDirectory], timeout: 10)
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", h.server.stateDirectory], timeout: .seconds(10))
         #expect(result.status != 0)
         #expect(result.err.contains(h.server.stateDirectory), "\(result)")
         // It did not take the name on its bus, and left the first one's data alone.
@@ -114,7 +114,7 @@ struct LifecycleTests {
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         let address = "unix:path=" + state + "/no-such-socket"
-        let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", address, "--state-dir", state], timeout: 10)
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", address, "--state-dir", state], timeout: .seconds(10))
         #expect(result.status != 0)
         #expect(result.err.contains("no-such-socket"), "\(result)")
     }

@@ -119,11 +119,11 @@ struct LimitTests {
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         for setting in ["bogus=1", "max-items", "max-items=lots", "max-items=-1"] {
-            let result = try await runInBackground(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--limit", setting], timeout: 10)
+            let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--limit", setting], timeout: .seconds(10))
             #expect(result.status != 0, "\(setting): \(result)")
             #expect(!result.err.isEmpty, "\(setting): nothing on stderr")
         }
-        let unknown = try await runInBackground(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--limit", "bogus=1"], timeout: 10)
+        let unknown = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--limit", "bogus=1"], timeout: .seconds(10))
         #expect(unknown.err.contains("max-item-bytes"), "the message lists the limits: \(unknown.err)")
     }
 }

@@ -257,12 +257,4 @@ struct MethodTests {
         // Without an interface the call still reaches the pasteboard interface.
         #expect(try await h.call("ChangeCount", [.string("general")], interface: nil) == [.uint64(0)])
     }
-
-    @Test func notYetSupportedMethodsFailWithInvalidArgument() async throws {
-        let h = try await Harness()
-        try await h.write(text: "x")
-        await h.expectFailure("InvalidArgument", "WritePromised", [.string("general"), .array(element: "as", [.strings(["text/plain"])]), Harness.options([])])
-        #expect(try await h.changeCount() == 1)
-        #expect(try await h.readData("text/plain;charset=utf-8").data == "x".bytes)
-    }
 }

@@ -100,16 +100,16 @@ func payload(repeating marker: String, count: Int) -> [UInt8] {
 /// Clients that are not the test process.
 enum OtherProcess {
     /// `gdbus call` of a method of the interface, as another process.
-    static func gdbusCall(_ h: Harness, _ method: String, _ arguments: String...) async throws -> RunResult {
-        try await runInBackground(
+    static func gdbusCall(_ h: Harness, _ method: String, _ arguments: String...) async throws -> Outcome {
+        try await runProgram(
             try Paths.executable(named: "gdbus"),
             ["call", "--address", h.bus.address, "--dest", Harness.busName, "--object-path", Harness.path, "--method", "\(Harness.interface).\(method)"] + arguments,
-            timeout: 20)
+            timeout: .seconds(20))
     }
 
     /// The built `pbctl` on the harness's bus.
-    static func pbctl(_ h: Harness, _ arguments: String...) async throws -> RunResult {
-        try await runInBackground(try Paths.product("pbctl"), ["--address", h.bus.address] + arguments, timeout: 20)
+    static func pbctl(_ h: Harness, _ arguments: String...) async throws -> Outcome {
+        try await runProgram(try Paths.product("pbctl"), ["--address", h.bus.address] + arguments, timeout: .seconds(20))
     }
 
     /// A dbus-python script, after ``IndependentClientTests/pythonPrelude`` (`pb` is the

@@ -17,6 +17,8 @@ import TestSupport
 /// #expect(try await world.pbctl("paste").out == "hi")
 /// ```
 final class World: Sendable {
+    /// Inside ``gate`` for as long as the value lives.
+    private let pass: Gate.Pass
     let bus: TestBus
     /// Nil when the world was made with `server: false`.
     let server: TestServer?
@@ -27,18 +29,9 @@ final class World: Sendable {
     init(server: Bool = true, limits: [String] = []) async throws {
         // A write to a pipe or descriptor the other end has closed must fail, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
-        await Self.gate.enter()
-        do {
-            bus = try TestBus()
-            self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
-        } catch {
-            Self.gate.leave()
-            throw error
-        }
-    }
-
-    deinit {
-        Self.gate.leave()
+        pass = await Self.gate.pass()
+        bus = try TestBus()
+        self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
     }
 
     /// Swift Testing starts every test at once; a few worlds at a time get through sooner than
@@ -72,121 +65,6 @@ final class World: Sendable {
 
 // MARK: - Another process
 
-/// What a finished program left: its exit status and everything it wrote.
-struct Outcome: Sendable, CustomStringConvertible {
-    let status: Int32
-    let stdout: Data
-    let stderr: Data
-
-    var out: String { String(decoding: stdout, as: UTF8.self) }
-    var err: String { String(decoding: stderr, as: UTF8.self) }
-    var description: String { "status \(status)\nstdout: \(out)\nstderr: \(err)" }
-}
-
-/// Runs `executable` to completion with `input` on stdin, killing it after `timeout`.
-///
-/// Standard input, output and error are files of their own rather than pipes, and the child
-/// inherits no other descriptor: a program started by one test can never hold another test's
-/// pipe open (which Foundation's `Process` allows when tests spawn at the same moment).
-func runProgram(_ executable: String, _ arguments: [String], input: Data = Data(), timeout: Duration = .seconds(30)) async throws -> Outcome {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pbtest-run-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let stdinPath = directory.appendingPathComponent("stdin").path
-    let stdoutPath = directory.appendingPathComponent("stdout").path
-    let stderrPath = directory.appendingPathComponent("stderr").path
-    try input.write(to: URL(fileURLWithPath: stdinPath))
-
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    closeDescriptors(from: 3, in: &actions)
-
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var noSignals = sigset_t()
-    sigemptyset(&noSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for number in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, number) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-    var environment = ProcessInfo.processInfo.environment
-    environment["DBUS_SESSION_BUS_ADDRESS"] = nil
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
-    }
-    var pid = pid_t()
-    let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-    guard result == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))") }
-
-    let deadline = ContinuousClock.now + timeout
-    var status: Int32 = 0
-    while true {
-        let reaped = waitpid(pid, &status, WNOHANG)
-        if reaped == pid { break }
-        if reaped < 0, errno != EINTR { throw TestSupportError("waitpid: \(String(cString: strerror(errno)))") }
-        if ContinuousClock.now > deadline {
-            kill(pid, SIGKILL)
-            _ = waitpid(pid, &status, 0)
-            throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout)")
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    let signal = status & 0x7f
-    return Outcome(
-        status: signal == 0 ? (status >> 8) & 0xff : 128 + signal,
-        stdout: (try? Data(contentsOf: URL(fileURLWithPath: stdoutPath))) ?? Data(),
-        stderr: (try? Data(contentsOf: URL(fileURLWithPath: stderrPath))) ?? Data())
-}
-
-/// Starts `executable` in the background with standard input on /dev/null and standard output
-/// and error appended to `output`, inheriting no other descriptor; returns its process id.
-func spawnInBackground(_ executable: String, _ arguments: [String], output: String) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    closeDescriptors(from: 3, in: &actions)
-    var environment = ProcessInfo.processInfo.environment
-    environment["DBUS_SESSION_BUS_ADDRESS"] = nil
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
-    }
-    var pid = pid_t()
-    let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-    guard result == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))") }
-    return pid
-}
-
-/// Closes every descriptor from `lowest` up in the child, atomically with glibc's
-/// `posix_spawn_file_actions_addclosefrom_np`, or one by one where it is missing.
-private func closeDescriptors(from lowest: Int32, in actions: inout posix_spawn_file_actions_t) {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
-        return
-    }
-    let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    for fd in open.compactMap({ Int32($0) }) where fd >= lowest {
-        posix_spawn_file_actions_addclose(&actions, fd)
-    }
-}
-
 /// Records an issue unless `outcome` succeeded with nothing on stderr.
 func expectSuccess(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(outcome.status == 0, "\(outcome)", sourceLocation: sourceLocation)
@@ -208,10 +86,10 @@ final class CallMonitor: Sendable {
     /// until one shows.
     init(_ world: World, probe: Pasteboard) async throws {
         output = FileManager.default.temporaryDirectory.appendingPathComponent("pbtest-monitor-\(UUID().uuidString)").path
-        pid = try spawnInBackground(
+        pid = try spawnDetached(
             try Paths.executable(named: "dbus-monitor"),
             ["--address", world.address, "--profile", "type='method_call',destination='\(PasteboardProxy.busName)'"],
-            output: output)
+            standardOutput: .appending(output), standardError: .standardOutput)
         let deadline = ContinuousClock.now + .seconds(5)
         while !members.contains("ChangeCount") {
             guard ContinuousClock.now < deadline else { throw TestSupportError("dbus-monitor saw no call within 5 s:\n\(log)") }
@@ -222,8 +100,7 @@ final class CallMonitor: Sendable {
 
     deinit {
         kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        _ = reap(pid)
         try? FileManager.default.removeItem(atPath: output)
     }
 
@@ -353,42 +230,4 @@ func temporaryFile(_ data: Data, extension pathExtension: String = "bin") throws
 func temporaryEntries(prefix: String) -> Set<String> {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? []
     return Set(names.filter { $0.hasPrefix(prefix) })
-}
-
-// MARK: - Concurrency
-
-/// An asynchronous counting semaphore.
-final class Gate: Sendable {
-    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
-
-    init(width: Int) {
-        state = Mutex((width, []))
-    }
-
-    /// Waits until fewer than `width` callers are inside.
-    func enter() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let admitted = state.withLock { state in
-                guard state.free > 0 else {
-                    state.waiting.append(continuation)
-                    return false
-                }
-                state.free -= 1
-                return true
-            }
-            if admitted { continuation.resume() }
-        }
-    }
-
-    /// Lets the next waiting caller in.
-    func leave() {
-        let next = state.withLock { state in
-            guard !state.waiting.isEmpty else {
-                state.free += 1
-                return nil as CheckedContinuation<Void, Never>?
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
-    }
 }

@@ -9,16 +9,18 @@ public final class TestBus: Sendable {
     private let directory: String
 
     /// Starts the daemon on a socket in a new temporary directory and waits until it accepts
-    /// connections. It is spawned like the servers (``TestServer/spawn(_:_:standardError:)``):
-    /// inheriting no descriptor of the test process, so it can never hold another test's pipe open.
+    /// connections. It is spawned like the servers, with
+    /// ``spawnDetached(_:_:standardOutput:standardError:newProcessGroup:)`` in a process group of
+    /// its own: inheriting no descriptor of the test process, it can never hold another test's
+    /// pipe open.
     public init() throws {
         directory = try Paths.temporaryDirectory("pasteboardd-bus")
         let socket = directory + "/bus"
         address = "unix:path=" + socket
-        pid = try TestServer.spawn(
+        pid = try spawnDetached(
             try Paths.executable(named: "dbus-daemon"),
             ["--config-file=\(Paths.repository)/dbus/session-test.conf", "--nofork", "--address=\(address)"],
-            standardError: "/dev/null")
+            newProcessGroup: true)
         let deadline = ContinuousClock.now + .seconds(10)
         while !Self.accepts(socket) {
             guard ContinuousClock.now < deadline else {
@@ -31,8 +33,7 @@ public final class TestBus: Sendable {
 
     deinit {
         kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        _ = reap(pid)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -16,10 +16,9 @@ import Synchronization
 /// The initializer returns once the server owns `org.pasteboardd.Pasteboard1`, its readiness
 /// signal. The server's standard error goes to a log file, read by ``log``.
 ///
-/// The process is spawned and reaped here rather than through Foundation's `Process`, whose
-/// exit monitoring can wait forever when many tests spawn processes at once (its per-process
-/// socket leaks into children spawned concurrently). The server inherits no descriptor but
-/// standard input, output and error, so it never holds a test's pipe open.
+/// The server is started with ``spawnDetached(_:_:standardOutput:standardError:newProcessGroup:)``
+/// in a process group of its own: it inherits no descriptor but standard input (/dev/null),
+/// output (/dev/null) and error, so it never holds a test's pipe open.
 public final class TestServer: Sendable {
     public static let busName = "org.pasteboardd.Pasteboard1"
 
@@ -62,7 +61,7 @@ public final class TestServer: Sendable {
     deinit {
         if let pid = running.withLock({ $0.take() })?.pid {
             kill(pid, SIGKILL)
-            _ = Self.reap(pid)
+            _ = reap(pid)
         }
         try? FileManager.default.removeItem(atPath: logPath)
         if ownsStateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }
@@ -94,7 +93,7 @@ public final class TestServer: Sendable {
     public func kill9() {
         guard let pid = running.withLock({ $0.take() })?.pid else { return }
         kill(pid, SIGKILL)
-        _ = Self.reap(pid)
+        _ = reap(pid)
     }
 
     /// Stops the server with SIGTERM and returns its exit status (128 + the signal number if
@@ -105,11 +104,11 @@ public final class TestServer: Sendable {
         kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if let status = Self.reap(pid, wait: false) { return status }
+            if let status = reap(pid, wait: false) { return status }
             usleep(5_000)
         }
         kill(pid, SIGKILL)
-        return Self.reap(pid)
+        return reap(pid)
     }
 
     /// Starts the server again on the same bus and state directory, stopping it first (with
@@ -122,12 +121,13 @@ public final class TestServer: Sendable {
     // MARK: Starting
 
     private func start() async throws {
-        let pid = try Self.spawn(try Paths.product("pasteboardd"), arguments, standardError: logPath)
+        let pid = try spawnDetached(
+            try Paths.product("pasteboardd"), arguments, standardError: .appending(logPath), newProcessGroup: true)
         let watcher = try Connection.connect(address: bus.address)
         defer { watcher.close() }
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
-            if let status = Self.reap(pid, wait: false) {
+            if let status = reap(pid, wait: false) {
                 throw TestSupportError("pasteboardd exited with status \(status) before owning \(Self.busName):\n\(log)")
             }
             // The owner's process id tells this run from an earlier one the bus still lists.
@@ -139,80 +139,10 @@ public final class TestServer: Sendable {
             }
             if ContinuousClock.now > deadline {
                 kill(pid, SIGKILL)
-                _ = Self.reap(pid)
+                _ = reap(pid)
                 throw TestSupportError("pasteboardd did not own \(Self.busName) within 10 s:\n\(log)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-    }
-
-    // MARK: Processes
-
-    /// Starts `executable` with standard input and output on /dev/null and standard error
-    /// appended to `standardError`, no other descriptor, default signal handling, and the
-    /// environment without `DBUS_SESSION_BUS_ADDRESS`.
-    static func spawn(_ executable: String, _ arguments: [String], standardError: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        closeFrom(3, in: &actions)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, number) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid = pid_t()
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))") }
-        return pid
-    }
-
-    /// Closes every descriptor from `lowest` up in the child, with glibc's
-    /// `posix_spawn_file_actions_addclosefrom_np` (atomic: nothing opened meanwhile by another
-    /// thread slips through), or one by one where it is missing.
-    private static func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) {
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
-            return
-        }
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for fd in open.compactMap({ Int32($0) }) where fd >= lowest {
-            posix_spawn_file_actions_addclose(&actions, fd)
-        }
-    }
-
-    /// Reaps `pid` and returns its exit status (128 + signal for a signal), or nil when it is
-    /// still running and `wait` is false.
-    static func reap(_ pid: pid_t, wait: Bool = true) -> Int32? {
-        var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, wait ? 0 : WNOHANG)
-            if result == pid { break }
-            if result == 0 { return nil }
-            if errno == EINTR { continue }
-            return -1  // not our child any more: reaped elsewhere
-        }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 }

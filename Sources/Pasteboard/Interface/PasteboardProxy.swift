@@ -271,6 +271,11 @@ public final class PasteboardProxy: Sendable {
 
     // MARK: Plumbing
 
+    /// Calls a method of the interface, translating errors (for extensions in this module).
+    func callMethod(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await call(method, arguments)
+    }
+
     private func call(interface: String = PasteboardProxy.interface, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         do {
             return try await connection.call(destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments)

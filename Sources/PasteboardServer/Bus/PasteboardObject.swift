@@ -71,7 +71,7 @@ final class PasteboardObject: DBusObject {
 
     private func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
         switch method {
-        case .writeItems:
+        case .writeItems, .writePromised:
             return (try? Arguments.writeOptions(arguments[2]))?.ownerOnly == true
         case .readData, .readBest, .readFd:
             guard let name = try? Arguments.name(arguments[0]) else { return false }
@@ -105,7 +105,7 @@ final class PasteboardObject: DBusObject {
             let items: [DBusValue] = entry.items.map { item in
                 .dictionary(key: "s", value: "v", [
                     (.string("types"), .variant(.strings(item.types.map(\.rawValue)))),
-                    (.string("sizes"), .variant(.array(element: "x", item.representations.map { .int64(Int64($0.size)) }))),
+                    (.string("sizes"), .variant(.array(element: "x", item.representations.map { .int64($0.payload.reportedSize) }))),
                 ])
             }
             call.reply([.uint64(entry.count), .array(element: "a{sv}", items)])
@@ -122,18 +122,24 @@ final class PasteboardObject: DBusObject {
             let (count, representation) = try service.read(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
                 expect: arguments[3].uint64Value!, callerPID: callerPID)
-            try replyInline(call, representation) { [.uint64(count), .bytes($0)] }
+            try withData(call, representation) { [self] representation throws(PasteboardError) in
+                try replyInline(call, representation) { [.uint64(count), .bytes($0)] }
+            }
         case .readBest:
             let (count, representation) = try service.readBest(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, types: try Arguments.types(arguments[2]),
                 expect: arguments[3].uint64Value!, callerPID: callerPID)
-            try replyInline(call, representation) { [.uint64(count), .string(representation.type.rawValue), .bytes($0)] }
+            try withData(call, representation) { [self] representation throws(PasteboardError) in
+                try replyInline(call, representation) { [.uint64(count), .string(representation.type.rawValue), .bytes($0)] }
+            }
         case .readFd:
             let (count, representation) = try service.read(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
                 expect: arguments[3].uint64Value!, callerPID: callerPID)
-            offload(call) { () throws(PasteboardError) in
-                [.uint64(count), .unixFD(try DescriptorSource.descriptor(for: representation.payload))]
+            try withData(call, representation) { [self] representation throws(PasteboardError) in
+                offload(call) { () throws(PasteboardError) in
+                    [.uint64(count), .unixFD(try DescriptorSource.descriptor(for: representation.payload))]
+                }
             }
         case .createUnique:
             call.reply([.string(service.uniqueName().rawValue)])
@@ -149,7 +155,14 @@ final class PasteboardObject: DBusObject {
             let change = try service.restore(try Arguments.name(arguments[0]), count: arguments[1].uint64Value!)
             call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
         case .writePromised:
-            throw .invalidArgument("\(method.rawValue) is not supported by this version of pasteboardd yet")
+            let name = try Arguments.name(arguments[0])
+            let options = try Arguments.writeOptions(arguments[2])
+            var itemTypes: [[PasteboardType]] = []
+            for types in arguments[1].arrayValue ?? [] {
+                itemTypes.append(try Arguments.types(types))
+            }
+            let change = try service.writePromised(name, itemTypes: itemTypes, provider: call.sender, options: options, ownerPID: callerPID)
+            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
         case .writeItemsFd:
             preconditionFailure("WriteItemsFd is handled off the service queue")
         }
@@ -253,6 +266,53 @@ final class PasteboardObject: DBusObject {
             messages.append(removed)
         }
         return messages
+    }
+
+    // MARK: Promises
+
+    /// Runs `body` with the representation's data at hand: at once, or once the writer of a
+    /// promise has provided it (off the service queue: others are answered meanwhile).
+    private func withData(_ call: MethodCall, _ representation: Representation, _ body: @escaping @Sendable (Representation) throws(PasteboardError) -> Void) throws(PasteboardError) {
+        guard case .promised(let promise) = representation.payload, promise.resolved == nil else {
+            return try body(representation)
+        }
+        Task { [self] in
+            do throws(PasteboardError) {
+                _ = try await promise.resolve { [self] in try await provide(promise) }
+                try body(representation)
+            } catch {
+                fail(call, error)
+            }
+        }
+    }
+
+    /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`), within
+    /// `provider-timeout-ms`.
+    private func provide(_ promise: Promise) async throws -> Payload {
+        let limits = service.limits
+        let reply: Message
+        do {
+            let message = try Message.methodCall(
+                destination: promise.provider, path: "/org/pasteboardd/Provider1", interface: "org.pasteboardd.Provider1", method: "Provide",
+                arguments: [.string(promise.name.rawValue), .uint64(promise.count), .uint32(promise.item), .string(promise.type.rawValue)])
+            message.setAutoStart(false)
+            reply = try await connection.call(message, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)))
+        } catch {
+            let reason = switch error.name {
+            case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName: "it has left the bus"
+            case "org.freedesktop.DBus.Error.NoReply": "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
+            default: "it answered \(error.name): \(error.message)"
+            }
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: \(reason)")
+        }
+        guard reply.signature == "ay", let bytes = reply.arguments().first?.bytesValue else {
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' answered Provide with '\(reply.signature)' instead of 'ay'")
+        }
+        guard UInt64(bytes.count) <= limits.maxItemBytes else {
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' provided \(bytes.count) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
+        }
+        // Promised contents never reach the disk: they live as long as the writer's connection.
+        return try service.payloads.volatile(true).payload(for: bytes)
     }
 
     /// Replies with the representation's bytes, read from disk off the service queue if need be.

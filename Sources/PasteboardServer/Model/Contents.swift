@@ -42,6 +42,12 @@ struct PasteboardEntry: Sendable {
     /// Earlier contents, newest first (never concealed or transient ones).
     var history: [Generation] = []
 
+    /// Holds promised data, which lives only as long as its writer's connection: such contents
+    /// are kept off the disk like transient ones.
+    var hasPromises: Bool {
+        items.contains { $0.representations.contains { $0.payload.isPromise } }
+    }
+
     /// The types a `Changed` signal announces: none for concealed contents.
     var announcedTypes: [PasteboardType] { isConcealed ? [] : types }
 

@@ -185,7 +185,7 @@ final class PasteboardService: @unchecked Sendable {
     func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
         let entry = entry(name)
         var result: [(count: UInt64, time: UInt64, types: [PasteboardType])] = []
-        if !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil {
+        if !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil, !entry.hasPromises {
             result.append((entry.count, entry.changedAt, entry.types))
         }
         result += entry.history.map { ($0.count, $0.writtenAt, $0.types) }
@@ -196,7 +196,7 @@ final class PasteboardService: @unchecked Sendable {
     func restore(_ name: PasteboardName, count: UInt64) throws(PasteboardError) -> Change {
         let entry = entry(name)
         let items: [Item]
-        if count == entry.count, !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil {
+        if count == entry.count, !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil, !entry.hasPromises {
             items = entry.items
         } else if let generation = entry.history.first(where: { $0.count == count }) {
             items = generation.items
@@ -240,6 +240,17 @@ final class PasteboardService: @unchecked Sendable {
         entry.expiresAt = nil
     }
 
+    /// Replaces (or extends) the contents with items whose data `provider` gives on first read.
+    func writePromised(_ name: PasteboardName, itemTypes: [[PasteboardType]], provider: String, options: WriteOptions, ownerPID: UInt32?) throws(PasteboardError) -> Change {
+        let count = entry(name).count + 1
+        let items = itemTypes.enumerated().map { index, types in
+            Item(representations: types.map { type in
+                Representation(type: type, payload: .promised(Promise(provider: provider, name: name, count: count, item: UInt32(index), type: type)))
+            })
+        }
+        return try write(name, items: items, options: options, ownerPID: ownerPID)
+    }
+
     /// Drops the contents of a listed name; nothing happens (nil) for a name that holds nothing.
     func remove(_ name: PasteboardName) throws(PasteboardError) -> Change? {
         var entry = entry(name)
@@ -275,8 +286,8 @@ final class PasteboardService: @unchecked Sendable {
         var pruned: [UInt64] = []
         if removed {
             entry.history = []
-        } else if !old.items.isEmpty, !old.isVolatile, old.ownerPID == nil {
-            // Concealed, transient and owner-only contents never enter the history.
+        } else if !old.items.isEmpty, !old.isVolatile, old.ownerPID == nil, !old.hasPromises {
+            // Concealed, transient, owner-only and promised contents never enter the history.
             let generation = Generation(count: old.count, writtenAt: old.changedAt, items: old.items)
             entry.history.insert(generation, at: 0)
             pushed = generation

@@ -12,6 +12,8 @@ import Glibc
 enum Payload: Sendable {
     case inline([UInt8])
     case file(Blob)
+    /// Not yet here: asked of the writer on first read (`WritePromised`).
+    case promised(Promise)
 
     /// Data up to this size is kept in memory (and inside the database); larger data in a file.
     static let inlineThreshold = 64 * 1024
@@ -20,7 +22,19 @@ enum Payload: Sendable {
         switch self {
         case .inline(let bytes): UInt64(bytes.count)
         case .file(let blob): blob.size
+        case .promised(let promise): promise.resolved?.size ?? 0
         }
+    }
+
+    /// The size `Items` reports: -1 for a promise not yet resolved.
+    var reportedSize: Int64 {
+        if case .promised(let promise) = self, promise.resolved == nil { return -1 }
+        return Int64(clamping: size)
+    }
+
+    var isPromise: Bool {
+        if case .promised = self { return true }
+        return false
     }
 }
 

@@ -201,7 +201,7 @@ final class Store {
     ///     the current contents before they are replaced).
     ///   - pruned: The counts of history entries dropped.
     func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
-        let volatile = entry.isVolatile
+        let volatile = entry.isVolatile || entry.hasPromises
         try database.write { db in
             if let pushed {
                 try db.execute(
@@ -241,6 +241,7 @@ final class Store {
                     switch representation.payload {
                     case .inline(let bytes): data = Data(bytes)
                     case .file(let blob): blobID = blob.id
+                    case .promised: preconditionFailure("contents with promises are never saved")
                     }
                     try insert.execute(arguments: [
                         name.rawValue, itemIndex, position, representation.type.rawValue,

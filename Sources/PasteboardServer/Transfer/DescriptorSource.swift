@@ -18,6 +18,9 @@ enum DescriptorSource {
             let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw unavailable(errno) }
             return UnixFileDescriptor(owning: fd)
+        case .promised(let promise):
+            guard let payload = promise.resolved else { throw unresolved(promise) }
+            return try descriptor(for: payload)
         case .inline(let bytes):
             let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC | cdbus_MFD_ALLOW_SEALING)
             guard fd >= 0 else { throw unavailable(errno) }
@@ -34,6 +37,9 @@ enum DescriptorSource {
         switch payload {
         case .inline(let bytes):
             return bytes
+        case .promised(let promise):
+            guard let payload = promise.resolved else { throw unresolved(promise) }
+            return try bytes(of: payload)
         case .file(let blob):
             let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw unavailable(errno) }
@@ -48,6 +54,10 @@ enum DescriptorSource {
             }
             return bytes
         }
+    }
+
+    private static func unresolved(_ promise: Promise) -> PasteboardError {
+        .providerFailed("the \(promise.type) data of '\(promise.name)' has not been provided yet")
     }
 
     private static func unavailable(_ code: Int32) -> PasteboardError {

@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -13,6 +12,8 @@ import TestSupport
 /// expect(try await world.pbctl("paste"), stdout: "hello")
 /// ```
 final class PbctlHarness: Sendable {
+    /// Inside ``gate`` for as long as the value lives.
+    private let pass: Gate.Pass
     let bus: TestBus
     /// Nil when the harness was made with `server: false`.
     let server: TestServer?
@@ -21,18 +22,9 @@ final class PbctlHarness: Sendable {
     ///   - server: whether to start `pasteboardd` on the bus.
     ///   - limits: `KEY=VALUE` settings for the server's `--limit`.
     init(server: Bool = true, limits: [String] = []) async throws {
-        await Self.gate.enter()
-        do {
-            bus = try TestBus()
-            self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
-        } catch {
-            Self.gate.leave()
-            throw error
-        }
-    }
-
-    deinit {
-        Self.gate.leave()
+        pass = await Self.gate.pass()
+        bus = try TestBus()
+        self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
     }
 
     /// Swift Testing starts every test at once; a few worlds at a time get through sooner than
@@ -64,31 +56,9 @@ final class PbctlHarness: Sendable {
     }
 }
 
-/// What a finished program left: its exit status and everything it wrote.
-struct Outcome: Sendable, CustomStringConvertible {
-    let status: Int32
-    let stdout: Data
-    let stderr: Data
-
-    var out: String { String(decoding: stdout, as: UTF8.self) }
-    var err: String { String(decoding: stderr, as: UTF8.self) }
-    var description: String { "status \(status)\nstdout: \(out)\nstderr: \(err)" }
-}
-
 /// Runs the built `pbctl` with exactly `arguments` (no `--address` added).
 func runPbctl(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
     try await runProgram(try Paths.product("pbctl"), arguments, input: input, environment: environment)
-}
-
-/// Runs a program to completion with `input` on stdin, killing it after `timeout`.
-func runProgram(
-    _ executable: String, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:],
-    timeout: Duration = .seconds(30)
-) async throws -> Outcome {
-    let child = try Child(executable, arguments, environment: environment)
-    child.send(input)
-    let status = try await child.wait(timeout: timeout)
-    return Outcome(status: status, stdout: child.stdout, stderr: child.stderr)
 }
 
 /// Records an issue for each part of `result` that differs from what is given; parts left nil
@@ -131,40 +101,4 @@ func temporaryFile(_ data: Data, _ label: String = "pbctl-test") throws -> Strin
         throw TestSupportError("cannot create \(path)")
     }
     return path
-}
-
-/// An asynchronous counting semaphore.
-final class Gate: Sendable {
-    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
-
-    init(width: Int) {
-        state = Mutex((width, []))
-    }
-
-    /// Waits until fewer than `width` callers are inside.
-    func enter() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let admitted = state.withLock { state in
-                guard state.free > 0 else {
-                    state.waiting.append(continuation)
-                    return false
-                }
-                state.free -= 1
-                return true
-            }
-            if admitted { continuation.resume() }
-        }
-    }
-
-    /// Lets the next waiting caller in.
-    func leave() {
-        let next = state.withLock { state in
-            guard !state.waiting.isEmpty else {
-                state.free += 1
-                return nil as CheckedContinuation<Void, Never>?
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
-    }
 }

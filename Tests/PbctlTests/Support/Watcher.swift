@@ -15,7 +15,7 @@ final class Watcher: Sendable {
     /// The default time to wait for output.
     static let patience: Duration = .seconds(10)
 
-    private let child: Child
+    private let child: ChildProcess
     /// Where ``lines`` come from instead of stdout: a file an `--exec` command appends to.
     private let file: String?
 
@@ -26,7 +26,7 @@ final class Watcher: Sendable {
     ///   - file: where ``lines`` are read from instead of stdout.
     init(_ arguments: [String], environment: [String: String] = [:], linesFrom file: String? = nil) throws {
         self.file = file
-        child = try Child(try Paths.product("pbctl"), arguments, environment: environment)
+        child = try ChildProcess(try Paths.product("pbctl"), arguments, environment: environment)
         child.send(Data())
     }
 

@@ -1,0 +1,66 @@
+import PasteboardModel
+import Synchronization
+
+/// Data promised by `WritePromised`: asked of the writer on the first read, then kept and
+/// served to every later reader.
+///
+/// Concurrent first reads share one request to the writer. A failed request is forgotten, so
+/// a later read asks again (the type stays listed meanwhile).
+final class Promise: Sendable {
+    /// The writer's unique bus name, which answers `org.pasteboardd.Provider1.Provide`.
+    let provider: String
+    let name: PasteboardName
+    /// The change count `WritePromised` returned.
+    let count: UInt64
+    /// The item's position among those of the `WritePromised` call.
+    let item: UInt32
+    let type: PasteboardType
+
+    private enum State {
+        case pending
+        case resolving(Task<Payload, any Error>)
+        case resolved(Payload)
+    }
+    private let state = Mutex<State>(.pending)
+
+    init(provider: String, name: PasteboardName, count: UInt64, item: UInt32, type: PasteboardType) {
+        self.provider = provider
+        self.name = name
+        self.count = count
+        self.item = item
+        self.type = type
+    }
+
+    /// The data, once provided.
+    var resolved: Payload? {
+        state.withLock { if case .resolved(let payload) = $0 { payload } else { nil } }
+    }
+
+    /// The data: kept from an earlier read, or fetched now with `fetch` (once for all readers
+    /// waiting at the same time).
+    func resolve(using fetch: @escaping @Sendable () async throws -> Payload) async throws(PasteboardError) -> Payload {
+        let task: Task<Payload, any Error> = state.withLock { state in
+            switch state {
+            case .resolved(let payload):
+                return Task { payload }
+            case .resolving(let task):
+                return task
+            case .pending:
+                let task = Task { try await fetch() }
+                state = .resolving(task)
+                return task
+            }
+        }
+        do {
+            let payload = try await task.value
+            state.withLock { $0 = .resolved(payload) }
+            return payload
+        } catch {
+            state.withLock { state in
+                if case .resolving = state { state = .pending }
+            }
+            if let error = error as? PasteboardError { throw error }
+            throw .providerFailed("the writer did not provide \(type): \(error)")
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import DBus
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// A writer's `org.pasteboardd.Provider1` object: answers `Provide` from a table, counting calls,
+/// or never (to test the deadline).
+final class TestProvider: DBusObject {
+    let introspectionXML = "<node/>"
+    let data: [String: [UInt8]]
+    let answers: Bool
+    let calls = Mutex<[[DBusValue]]>([])
+
+    init(_ data: [String: [UInt8]], answers: Bool = true) {
+        self.data = data
+        self.answers = answers
+    }
+
+    func handle(_ call: MethodCall) {
+        guard call.member == "Provide", call.signature == "stus" else { return call.fail(.unknownMethod("no \(call.member)")) }
+        calls.withLock { $0.append(call.arguments) }
+        guard answers else { return }
+        guard let bytes = data[call.arguments[3].stringValue ?? ""] else { return call.fail(.failed("no such type")) }
+        call.reply([.bytes(bytes)])
+    }
+
+    func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] { [] }
+}
+
+/// `WritePromised` and the `Provide` callback (contract §5).
+struct PromiseTests {
+    func promise(_ h: Harness, _ itemTypes: [[String]], by writer: Connection, to name: String = "general") async throws -> UInt64 {
+        let reply = try await h.call("WritePromised", [.string(name), .array(element: "as", itemTypes.map { .strings($0) }), Harness.options([])], on: writer)
+        return try #require(reply.first?.uint64Value)
+    }
+
+    @Test func dataIsAskedOnceOnFirstReadAndKept() async throws {
+        let h = try await Harness()
+        let writer = try h.connect()
+        let provider = TestProvider(["text/plain;charset=utf-8": Array("promised".utf8), "text/html": Array("<b>p</b>".utf8)])
+        try writer.export(provider, at: "/org/pasteboardd/Provider1")
+        let signals = try await h.recordSignals()
+        #expect(try await promise(h, [["text/plain;charset=utf-8", "text/html"]], by: writer) == 1)
+        #expect(await signals.wait(for: 1).first?.changed?.types == ["text/plain;charset=utf-8", "text/html"])
+
+        // Listed with size -1 until provided.
+        let before = try await h.items()
+        #expect(before.items.first?.sizes == [-1, -1])
+        #expect(try await h.canRead(["text/plain"]))
+        #expect(provider.calls.withLock { $0.isEmpty })
+
+        #expect(try await h.readData("text/plain;charset=utf-8") == (1, Array("promised".utf8)))
+        #expect(try await h.readBest(["text/plain"]).data == Array("promised".utf8))
+        #expect(try await h.readFdBytes("text/plain;charset=utf-8") == (1, Array("promised".utf8)))
+        let calls = provider.calls.withLock { $0 }
+        #expect(calls.count == 1)
+        #expect(calls.first == [.string("general"), .uint64(1), .uint32(0), .string("text/plain;charset=utf-8")])
+        #expect(try await h.items().items.first?.sizes == [8, -1])
+    }
+
+    @Test func aWriterThatLeftOrNeverAnswersGivesProviderFailed() async throws {
+        let h = try await Harness(limits: ["provider-timeout-ms=300"])
+        let silent = try h.connect()
+        try silent.export(TestProvider([:], answers: false), at: "/org/pasteboardd/Provider1")
+        _ = try await promise(h, [["text/plain"]], by: silent, to: "silent")
+        let started = ContinuousClock.now
+        async let waiting = h.expectFailure("ProviderFailed", "ReadData", [.string("silent"), .uint32(0), .string("text/plain"), .uint64(0)])
+        // Others are answered while the server waits.
+        #expect(try await h.changeCount("silent") == 1)
+        let error = await waiting
+        #expect(error?.message.contains("provider-timeout-ms") == true)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        // The type stays listed.
+        #expect(try await h.types("silent") == (1, ["text/plain"]))
+
+        let gone = try h.connect()
+        _ = try await promise(h, [["text/plain"]], by: gone, to: "gone")
+        gone.close()
+        await gone.waitUntilDisconnected()
+        let left = await h.expectFailure("ProviderFailed", "ReadData", [.string("gone"), .uint32(0), .string("text/plain"), .uint64(0)])
+        #expect(left?.message.contains("left the bus") == true)
+    }
+
+    @Test func promisedContentsStayOffTheDiskAndOutOfHistory() async throws {
+        let h = try await Harness()
+        let writer = try h.connect()
+        try writer.export(TestProvider(["text/plain": Array("p".utf8)]), at: "/org/pasteboardd/Provider1")
+        try await h.write(text: "plain")
+        _ = try await promise(h, [["text/plain"]], by: writer)
+        #expect(try await h.readData("text/plain").data == Array("p".utf8))
+        let history = try await h.call("History", [.string("general"), .uint32(0)])
+        #expect(history.first?.arrayValue?.count == 1)
+        h.server.kill9()
+        try await h.server.restart()
+        // The promise went with the writer's connection to the old server: empty, count moved on.
+        #expect(try await h.types() == (3, []))
+    }
+
+    @Test func malformedPromisesAreRefused() async throws {
+        let h = try await Harness()
+        try await h.write(text: "kept")
+        let before = try await h.snapshot()
+        await h.expectFailure("InvalidArgument", "WritePromised", [.string("general"), .array(element: "as", [.strings([])]), Harness.options([])])
+        await h.expectFailure("InvalidType", "WritePromised", [.string("general"), .array(element: "as", [.strings(["bad type"])]), Harness.options([])])
+        await h.expectFailure("InvalidArgument", "WritePromised", [.string("general"), .array(element: "as", [.strings(["a/b", "A/B"])]), Harness.options([])])
+        await h.expectFailure("Conflict", "WritePromised", [.string("general"), .array(element: "as", [.strings(["a/b"])]), Harness.options([("if-change-count", .uint64(9))])])
+        #expect(try await h.snapshot() == before)
+    }
+}

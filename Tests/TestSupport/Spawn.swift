@@ -1,0 +1,312 @@
+import Foundation
+import Synchronization
+
+// Starting other programs: the built `pasteboardd` and `pbctl`, `dbus-daemon`, `gdbus`, ...
+//
+// Everything here goes through one `posix_spawn` (at the end of this file) rather than
+// Foundation's `Process`, which lets a program started by one test inherit the pipes another
+// test made at the same moment (that test then waits for an end of file that never comes), and
+// whose exit monitoring can wait forever when many tests spawn at once. A child here inherits
+// no descriptor but 0, 1 and 2, starts with no signal blocked and with SIGPIPE, SIGTERM, SIGINT
+// and SIGHUP at their defaults, and runs without `DBUS_SESSION_BUS_ADDRESS`: tests hand the bus
+// address explicitly.
+
+// MARK: - Running to completion
+
+/// What a finished program left: its exit status and everything it wrote.
+public struct Outcome: Sendable, CustomStringConvertible {
+    /// The exit status, or 128 + the signal number when a signal ended it.
+    public let status: Int32
+    public let stdout: Data
+    public let stderr: Data
+
+    /// `stdout` as UTF-8.
+    public var out: String { String(decoding: stdout, as: UTF8.self) }
+    /// `stderr` as UTF-8.
+    public var err: String { String(decoding: stderr, as: UTF8.self) }
+    public var description: String { "status \(status)\nstdout: \(out)\nstderr: \(err)" }
+}
+
+/// Runs a program to completion with `input` on stdin, killing it after `timeout`.
+///
+/// ```swift
+/// let result = try await runProgram(try Paths.product("pbctl"), ["--address", bus.address, "paste"])
+/// #expect(result.status == 0, "\(result)")
+/// ```
+///
+/// - Parameters:
+///   - environment: added to the test process's environment (less `DBUS_SESSION_BUS_ADDRESS`).
+/// - Throws: when the program cannot be started, or does not finish within `timeout`.
+public func runProgram(
+    _ executable: String, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:],
+    timeout: Duration = .seconds(30)
+) async throws -> Outcome {
+    let child = try ChildProcess(executable, arguments, environment: environment)
+    child.send(input)
+    let status = try await child.wait(timeout: timeout)
+    return Outcome(status: status, stdout: child.stdout, stderr: child.stderr)
+}
+
+// MARK: - A child with pipes
+
+/// A program started with standard input, output and error on pipes of its own, its output
+/// collected as it comes; killed when released.
+///
+/// ```swift
+/// let child = try ChildProcess(try Paths.product("pbctl"), ["--address", bus.address, "watch"])
+/// child.send(Data())
+/// // ... child.stdout grows ...
+/// child.kill()
+/// ```
+///
+/// Every pipe is close-on-exec until it becomes the child's 0, 1 or 2.
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
+    /// Our end of the child's standard input; nil once closed.
+    private let input: Mutex<FileHandle?>
+    private let output = Collector()
+    private let errors = Collector()
+    private let status = Mutex<Int32?>(nil)
+
+    /// Starts `executable` with `arguments`, the test's environment plus `environment`, and
+    /// without `DBUS_SESSION_BUS_ADDRESS`, in the test process's process group.
+    ///
+    /// - Throws: when a pipe cannot be made or the program cannot be started.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        let stdin = try Self.pipe(), stdout = try Self.pipe(), stderr = try Self.pipe()
+        let pid: pid_t
+        do {
+            pid = try spawn(
+                executable, arguments,
+                standardInput: .duplicate(stdin.read), standardOutput: .duplicate(stdout.write),
+                standardError: .duplicate(stderr.write), environment: environment)
+        } catch {
+            for fd in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(fd) }
+            throw error
+        }
+        for fd in [stdin.read, stdout.write, stderr.write] { close(fd) }
+        self.pid = pid
+        input = Mutex(FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true))
+        output.read(FileHandle(fileDescriptor: stdout.read, closeOnDealloc: true))
+        errors.read(FileHandle(fileDescriptor: stderr.read, closeOnDealloc: true))
+    }
+
+    deinit {
+        kill()
+    }
+
+    /// Everything the child wrote to standard output so far.
+    public var stdout: Data { output.data }
+    /// Everything the child wrote to standard error so far.
+    public var stderr: Data { errors.data }
+
+    /// Writes `data` to the child's standard input, then closes it, on a thread of its own.
+    public func send(_ data: Data) {
+        guard let handle = input.withLock({ $0.take() }) else { return }
+        Thread {
+            // The child may exit without reading it all: that is its business, and must fail
+            // the write rather than kill the tests.
+            signal(SIGPIPE, SIG_IGN)
+            try? handle.write(contentsOf: data)
+            try? handle.close()
+        }.start()
+    }
+
+    /// The exit status (128 + the signal number for a signal), or nil while it runs.
+    public var exitStatus: Int32? {
+        status.withLock { status in
+            if status == nil { status = reap(pid, wait: false) }
+            return status
+        }
+    }
+
+    /// Waits for the child to exit and for its output to end, and returns its status.
+    ///
+    /// - Throws: when `timeout` passes first, after killing the child.
+    public func wait(timeout: Duration) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while exitStatus == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        guard let exitStatus else {
+            kill()
+            throw TestSupportError("pid \(pid) did not finish within \(timeout)")
+        }
+        // The child's descendants may hold its output open: give them a moment, not forever.
+        let drained = ContinuousClock.now + .seconds(5)
+        while !(output.ended && errors.ended), ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return exitStatus
+    }
+
+    /// Kills the child with SIGKILL and reaps it.
+    public func kill() {
+        status.withLock { status in
+            guard status == nil else { return }
+            Glibc.kill(pid, SIGKILL)
+            status = reap(pid, wait: true)
+        }
+    }
+
+    /// A close-on-exec pipe, made atomically with `pipe2` (which Swift's Glibc module does not
+    /// export, being a GNU extension).
+    private static func pipe() throws -> (read: Int32, write: Int32) {
+        typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "pipe2") else { throw TestSupportError("pipe2 is missing from the C library") }
+        var fds: [Int32] = [0, 0]
+        guard unsafeBitCast(symbol, to: Pipe2.self)(&fds, O_CLOEXEC) == 0 else {
+            throw TestSupportError("pipe2: \(String(cString: strerror(errno)))")
+        }
+        return (fds[0], fds[1])
+    }
+}
+
+/// Bytes read from a descriptor by a thread of its own, until its end.
+final class Collector: Sendable {
+    private let state = Mutex((data: Data(), ended: false))
+
+    var data: Data { state.withLock { $0.data } }
+    var ended: Bool { state.withLock { $0.ended } }
+
+    func read(_ handle: FileHandle) {
+        Thread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                state.withLock { $0.data.append(chunk) }
+            }
+            try? handle.close()
+            state.withLock { $0.ended = true }
+        }.start()
+    }
+}
+
+// MARK: - Detached children
+
+/// Where a detached child's standard output or error goes.
+public enum OutputTarget: Sendable {
+    /// /dev/null.
+    case null
+    /// The file at the path, created (mode 0600) when missing and appended to.
+    case appending(String)
+    /// Wherever standard output goes (for standard error).
+    case standardOutput
+}
+
+/// Starts `executable` in the background with standard input on /dev/null, and returns its
+/// process id; the caller kills and ``reap(_:wait:)``s it.
+///
+/// ```swift
+/// let pid = try spawnDetached(try Paths.product("pasteboardd"), arguments, standardError: .appending(log), newProcessGroup: true)
+/// defer { kill(pid, SIGKILL); _ = reap(pid) }
+/// ```
+///
+/// - Parameters:
+///   - newProcessGroup: whether the child leads a process group of its own rather than
+///     joining the test process's.
+/// - Throws: when the program cannot be started.
+public func spawnDetached(
+    _ executable: String, _ arguments: [String], standardOutput: OutputTarget = .null, standardError: OutputTarget = .null,
+    newProcessGroup: Bool = false
+) throws -> pid_t {
+    func redirection(_ target: OutputTarget) -> Redirection {
+        switch target {
+        case .null: .open("/dev/null", flags: O_WRONLY, mode: 0)
+        case .appending(let path): .open(path, flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+        case .standardOutput: .duplicate(1)
+        }
+    }
+    return try spawn(
+        executable, arguments, standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+        standardOutput: redirection(standardOutput), standardError: redirection(standardError),
+        newProcessGroup: newProcessGroup)
+}
+
+/// Reaps `pid` and returns its exit status (128 + the signal number for a signal); nil when it
+/// still runs and `wait` is false, -1 when it is not our child (reaped elsewhere).
+public func reap(_ pid: pid_t, wait: Bool = true) -> Int32? {
+    var status: Int32 = 0
+    while true {
+        let result = waitpid(pid, &status, wait ? 0 : WNOHANG)
+        if result == pid { break }
+        if result == 0 { return nil }
+        if errno == EINTR { continue }
+        return -1
+    }
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+}
+
+// MARK: - posix_spawn
+
+/// What one of a child's descriptors 0, 1 and 2 is made from.
+enum Redirection {
+    /// A file opened in the child.
+    case open(String, flags: Int32, mode: mode_t)
+    /// A descriptor of ours (or one the child has just been given), duplicated.
+    case duplicate(Int32)
+}
+
+/// Starts `executable` with its descriptors 0, 1 and 2 made as given, in that order, and every
+/// other descriptor closed; no signal blocked and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
+/// defaults; the test's environment plus `environment`, without `DBUS_SESSION_BUS_ADDRESS`.
+func spawn(
+    _ executable: String, _ arguments: [String],
+    standardInput: Redirection, standardOutput: Redirection, standardError: Redirection,
+    environment: [String: String] = [:], newProcessGroup: Bool = false
+) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for (fd, redirection) in [standardInput, standardOutput, standardError].enumerated() {
+        switch redirection {
+        case .open(let path, let flags, let mode): posix_spawn_file_actions_addopen(&actions, Int32(fd), path, flags, mode)
+        case .duplicate(let source): posix_spawn_file_actions_adddup2(&actions, source, Int32(fd))
+        }
+    }
+    closeFrom(3, in: &actions)
+
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for number in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, number) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    // Process group 0 (the attributes' default) with POSIX_SPAWN_SETPGROUP: a group led by the child.
+    let group = newProcessGroup ? POSIX_SPAWN_SETPGROUP : 0
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | group))
+
+    var env = ProcessInfo.processInfo.environment
+    env["DBUS_SESSION_BUS_ADDRESS"] = nil
+    for (key, value) in environment { env[key] = value }
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var pid = pid_t()
+    let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    guard result == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(result)))") }
+    return pid
+}
+
+/// Closes every descriptor from `lowest` up in the child, with glibc's
+/// `posix_spawn_file_actions_addclosefrom_np` (atomic: nothing opened meanwhile by another
+/// thread slips through), or one by one where it is missing.
+private func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
+        return
+    }
+    let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for fd in open.compactMap({ Int32($0) }) where fd >= lowest {
+        posix_spawn_file_actions_addclose(&actions, fd)
+    }
+}
