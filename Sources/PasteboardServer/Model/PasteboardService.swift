@@ -30,6 +30,9 @@ final class PasteboardService: @unchecked Sendable {
         self.limits = limits
         self.logger = logger
         payloads = PayloadWriter(blobDirectory: store.blobDirectory)
+        if let quarantine = store.quarantine {
+            logger.critical("store: the database could not be opened (\(quarantine.reason)); it was moved, untouched, to \(quarantine.folder) and an empty store was started")
+        }
         let loaded = try store.load()
         for problem in loaded.problems {
             logger.error("store: \(problem)")

@@ -19,20 +19,49 @@ final class Store {
     let directory: String
     let blobDirectory: String
     private let database: DatabaseQueue
+    /// Where an unreadable store was moved at start-up, for the log; nil when it opened.
+    private(set) var quarantine: (folder: String, reason: String)?
 
+    /// Opens the store in `directory`. A database SQLite cannot open is never wiped: it is
+    /// moved, with its blob files, into a `corrupt-…` folder beside it (see ``quarantine``),
+    /// and a new store starts in its place.
     init(directory: String) throws {
         self.directory = directory
         blobDirectory = directory + "/blobs"
-        try FileManager.default.createDirectory(atPath: blobDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do {
+            database = try Self.open(directory)
+        } catch {
+            let folder = try Self.moveAside(directory, blobDirectory: directory + "/blobs")
+            quarantine = (folder, "\(error)")
+            database = try Self.open(directory)
+        }
+    }
+
+    private static func open(_ directory: String) throws -> DatabaseQueue {
+        try FileManager.default.createDirectory(atPath: directory + "/blobs", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        database = try DatabaseQueue(path: directory + "/pasteboards.sqlite", configuration: configuration)
+        let database = try DatabaseQueue(path: directory + "/pasteboards.sqlite", configuration: configuration)
         try database.writeWithoutTransaction { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
         }
-        try Self.migrator.migrate(database)
+        try migrator.migrate(database)
+        return database
+    }
+
+    /// Moves the database files and the blob folder into a new `corrupt-<time>` folder.
+    private static func moveAside(_ directory: String, blobDirectory: String) throws -> String {
+        let folder = directory + "/corrupt-" + String(Int(Date().timeIntervalSince1970))
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for name in ["pasteboards.sqlite", "pasteboards.sqlite-wal", "pasteboards.sqlite-shm", "blobs"] {
+            let path = directory + "/" + name
+            if FileManager.default.fileExists(atPath: path) {
+                try FileManager.default.moveItem(atPath: path, toPath: folder + "/" + name)
+            }
+        }
+        return folder
     }
 
     private static var migrator: DatabaseMigrator {

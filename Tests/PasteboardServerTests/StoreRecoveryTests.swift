@@ -1,0 +1,47 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// A damaged store is detected and reported at start, keeping what can be kept, never wiped.
+struct StoreRecoveryTests {
+    @Test func anUnreadableDatabaseIsMovedAsideNotWiped() async throws {
+        let h = try await Harness()
+        try await h.write(text: "before the damage")
+        #expect(h.server.terminate() == 0)
+        let database = h.server.stateDirectory + "/pasteboards.sqlite"
+        let handle = try #require(FileHandle(forWritingAtPath: database))
+        try handle.write(contentsOf: Data(repeating: 0x5A, count: 100))
+        try handle.close()
+        let damaged = try Data(contentsOf: URL(fileURLWithPath: database))
+        try? FileManager.default.removeItem(atPath: database + "-wal")
+
+        try await h.server.restart()
+        // The server runs on a new, empty store, and says where the old one went.
+        #expect(try await h.changeCount() == 0)
+        #expect(try await h.write(text: "after") == 1)
+        #expect(h.server.log.contains("moved, untouched"), "\(h.server.log)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: h.server.stateDirectory).filter { $0.hasPrefix("corrupt-") }
+        #expect(folders.count == 1)
+        let kept = try Data(contentsOf: URL(fileURLWithPath: h.server.stateDirectory + "/" + folders[0] + "/pasteboards.sqlite"))
+        #expect(kept == damaged)
+    }
+
+    @Test func aMissingBlobFileLosesOnlyItsData() async throws {
+        let h = try await Harness()
+        let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
+        try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))], [("text/plain", try Descriptors.file(Array("small".utf8)))]], to: "mixed")
+        try await h.write(text: "untouched", to: "other")
+        #expect(h.server.terminate() == 0)
+        let blobs = h.server.stateDirectory + "/blobs"
+        for file in try FileManager.default.contentsOfDirectory(atPath: blobs) {
+            try FileManager.default.removeItem(atPath: blobs + "/" + file)
+        }
+        try await h.server.restart()
+        #expect(h.server.log.contains("missing or truncated"), "\(h.server.log)")
+        // The item whose data is gone is dropped; the rest is kept as it was.
+        #expect(try await h.types("mixed") == (1, ["text/plain"]))
+        #expect(try await h.readData("text/plain", in: "mixed").data == Array("small".utf8))
+        #expect(try await h.readData("text/plain;charset=utf-8", in: "other").data == Array("untouched".utf8))
+    }
+}
