@@ -15,10 +15,10 @@ final class PasteboardObject: DBusObject {
     static let version = "0.1.0"
 
     let introspectionXML = String(decoding: PackageResources.org_pasteboardd_Pasteboard1_xml, as: UTF8.self)
-    private let service: PasteboardService
-    private let connection: Connection
-    private let transfers = Atomic<UInt64>(0)
-    private let processIDs = ProcessIDs()
+    let service: PasteboardService
+    let connection: Connection
+    let transfers = Atomic<UInt64>(0)
+    let processIDs = ProcessIDs()
 
     init(service: PasteboardService, connection: Connection) {
         self.service = service
@@ -168,93 +168,9 @@ final class PasteboardObject: DBusObject {
         }
     }
 
-    // MARK: Writing
-
-    /// The items of `WriteItems`; data over `max-inline-bytes` is refused.
-    private func inlineItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
-        var items: [Item] = []
-        for (index, element) in (value.arrayValue ?? []).enumerated() {
-            var representations: [Representation] = []
-            for (key, data) in element.dictionaryEntries ?? [] {
-                let type = try Arguments.type(key)
-                let bytes = data.bytesValue ?? []
-                if UInt64(bytes.count) > service.limits.maxInlineBytes {
-                    throw .tooLarge("item \(index) has \(bytes.count) bytes of \(type); data over \(service.limits.maxInlineBytes) bytes (max-inline-bytes) must be written with WriteItemsFd")
-                }
-                representations.append(Representation(type: type, payload: try payloads.payload(for: bytes)))
-            }
-            items.append(Item(representations: representations))
-        }
-        return items
-    }
-
-    /// Reads every descriptor on a transfer thread, then commits on the service queue.
-    private func writeItemsFd(_ call: MethodCall, _ arguments: [DBusValue]) {
-        let limit = service.limits.maxTransfers
-        guard transfers.add(1, ordering: .relaxed).newValue <= limit else {
-            transfers.subtract(1, ordering: .relaxed)
-            return fail(call, .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished"))
-        }
-        Thread.detachNewThread { [self] in
-            defer { transfers.subtract(1, ordering: .relaxed) }
-            let prepared: (PasteboardName, [Item], WriteOptions)
-            do throws(PasteboardError) {
-                let name = try Arguments.name(arguments[0])
-                let options = try Arguments.writeOptions(arguments[2])
-                prepared = (name, try descriptorItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile)), options)
-            } catch {
-                return fail(call, error)
-            }
-            // A pipe reads as complete when its writer dies; commit only if the writer is
-            // still there to have closed it on purpose.
-            Task {
-                let owner = try? await connection.nameOwner(call.sender)
-                // An unknown writer process (0) can read nothing back: owner-only fails closed.
-                let pid = prepared.2.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
-                service.queue.async { [self] in
-                    do throws(PasteboardError) {
-                        guard owner != nil else { return }
-                        let change = try service.write(prepared.0, items: prepared.1, options: prepared.2, ownerPID: pid)
-                        call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
-                    } catch {
-                        fail(call, error)
-                    }
-                }
-            }
-        }
-    }
-
-    /// The items of `WriteItemsFd`, each descriptor read to its end. The same open file given
-    /// for several types is read once and offered under each.
-    private func descriptorItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
-        let reader = DescriptorReader(
-            payloads: payloads, maxBytes: service.limits.maxItemBytes,
-            idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
-        var alreadyRead: [FileIdentity: Payload] = [:]
-        var items: [Item] = []
-        for (index, element) in (value.arrayValue ?? []).enumerated() {
-            var representations: [Representation] = []
-            for (key, descriptor) in element.dictionaryEntries ?? [] {
-                let type = try Arguments.type(key)
-                guard let fd = descriptor.fileDescriptorValue else { throw .invalidArgument("item \(index) has no descriptor for \(type)") }
-                let identity = FileIdentity(fd)
-                let payload: Payload
-                if let identity, let known = alreadyRead[identity] {
-                    payload = known
-                } else {
-                    payload = try reader.read(fd, label: "\(type) of item \(index)")
-                    if let identity { alreadyRead[identity] = payload }
-                }
-                representations.append(Representation(type: type, payload: payload))
-            }
-            items.append(Item(representations: representations))
-        }
-        return items
-    }
-
     // MARK: Replying
 
-    private static func signals(for change: Change) -> [Message] {
+    static func signals(for change: Change) -> [Message] {
         var messages: [Message] = []
         if let changed = try? Message.signal(
             path: Self.path, interface: Self.interface, name: "Changed",
@@ -268,55 +184,8 @@ final class PasteboardObject: DBusObject {
         return messages
     }
 
-    // MARK: Promises
-
-    /// Runs `body` with the representation's data at hand: at once, or once the writer of a
-    /// promise has provided it (off the service queue: others are answered meanwhile).
-    private func withData(_ call: MethodCall, _ representation: Representation, _ body: @escaping @Sendable (Representation) throws(PasteboardError) -> Void) throws(PasteboardError) {
-        guard case .promised(let promise) = representation.payload, promise.resolved == nil else {
-            return try body(representation)
-        }
-        Task { [self] in
-            do throws(PasteboardError) {
-                _ = try await promise.resolve { [self] in try await provide(promise) }
-                try body(representation)
-            } catch {
-                fail(call, error)
-            }
-        }
-    }
-
-    /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`), within
-    /// `provider-timeout-ms`.
-    private func provide(_ promise: Promise) async throws -> Payload {
-        let limits = service.limits
-        let reply: Message
-        do {
-            let message = try Message.methodCall(
-                destination: promise.provider, path: "/org/pasteboardd/Provider1", interface: "org.pasteboardd.Provider1", method: "Provide",
-                arguments: [.string(promise.name.rawValue), .uint64(promise.count), .uint32(promise.item), .string(promise.type.rawValue)])
-            message.setAutoStart(false)
-            reply = try await connection.call(message, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)))
-        } catch {
-            let reason = switch error.name {
-            case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName: "it has left the bus"
-            case "org.freedesktop.DBus.Error.NoReply": "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
-            default: "it answered \(error.name): \(error.message)"
-            }
-            throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: \(reason)")
-        }
-        guard reply.signature == "ay", let bytes = reply.arguments().first?.bytesValue else {
-            throw PasteboardError.providerFailed("the writer of '\(promise.name)' answered Provide with '\(reply.signature)' instead of 'ay'")
-        }
-        guard UInt64(bytes.count) <= limits.maxItemBytes else {
-            throw PasteboardError.providerFailed("the writer of '\(promise.name)' provided \(bytes.count) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
-        }
-        // Promised contents never reach the disk: they live as long as the writer's connection.
-        return try service.payloads.volatile(true).payload(for: bytes)
-    }
-
     /// Replies with the representation's bytes, read from disk off the service queue if need be.
-    private func replyInline(_ call: MethodCall, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
+    func replyInline(_ call: MethodCall, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
         let limit = service.limits.maxInlineBytes
         guard representation.size <= limit else {
             throw .tooLarge("the \(representation.type) data is \(representation.size) bytes, over \(limit) (max-inline-bytes); read it with ReadFd")
@@ -328,7 +197,7 @@ final class PasteboardObject: DBusObject {
     }
 
     /// Computes a reply on a global queue (disk reads, descriptor setup).
-    private func offload(_ call: MethodCall, _ work: @escaping @Sendable () throws(PasteboardError) -> [DBusValue]) {
+    func offload(_ call: MethodCall, _ work: @escaping @Sendable () throws(PasteboardError) -> [DBusValue]) {
         DispatchQueue.global().async { [self] in
             do throws(PasteboardError) {
                 call.reply(try work())
@@ -338,7 +207,7 @@ final class PasteboardObject: DBusObject {
         }
     }
 
-    private func fail(_ call: MethodCall, _ error: PasteboardError) {
+    func fail(_ call: MethodCall, _ error: PasteboardError) {
         call.fail(DBusError(name: error.code.dbusErrorName, message: error.message))
     }
 
@@ -361,18 +230,5 @@ final class PasteboardObject: DBusObject {
             ("Pasteboards", .strings(names)),
             ("Limits", .dictionary(key: "s", value: "t", Limits.keys.map { (.string($0), .uint64(limits[$0])) })),
         ]
-    }
-}
-
-/// An open file's identity (device and inode), to notice one file passed for several types.
-struct FileIdentity: Hashable {
-    let device: UInt64
-    let inode: UInt64
-
-    init?(_ descriptor: UnixFileDescriptor) {
-        var info = stat()
-        guard fstat(descriptor.rawValue, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
     }
 }

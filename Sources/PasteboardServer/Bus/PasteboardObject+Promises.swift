@@ -1,0 +1,51 @@
+import DBus
+import PasteboardModel
+
+/// Promised data (`WritePromised`): asked of the writer on first read, off the service queue.
+extension PasteboardObject {
+
+    /// Runs `body` with the representation's data at hand: at once, or once the writer of a
+    /// promise has provided it (off the service queue: others are answered meanwhile).
+    func withData(_ call: MethodCall, _ representation: Representation, _ body: @escaping @Sendable (Representation) throws(PasteboardError) -> Void) throws(PasteboardError) {
+        guard case .promised(let promise) = representation.payload, promise.resolved == nil else {
+            return try body(representation)
+        }
+        Task { [self] in
+            do throws(PasteboardError) {
+                _ = try await promise.resolve { [self] in try await provide(promise) }
+                try body(representation)
+            } catch {
+                fail(call, error)
+            }
+        }
+    }
+
+    /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`), within
+    /// `provider-timeout-ms`.
+    func provide(_ promise: Promise) async throws -> Payload {
+        let limits = service.limits
+        let reply: Message
+        do {
+            let message = try Message.methodCall(
+                destination: promise.provider, path: "/org/pasteboardd/Provider1", interface: "org.pasteboardd.Provider1", method: "Provide",
+                arguments: [.string(promise.name.rawValue), .uint64(promise.count), .uint32(promise.item), .string(promise.type.rawValue)])
+            message.setAutoStart(false)
+            reply = try await connection.call(message, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)))
+        } catch {
+            let reason = switch error.name {
+            case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName: "it has left the bus"
+            case "org.freedesktop.DBus.Error.NoReply": "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
+            default: "it answered \(error.name): \(error.message)"
+            }
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: \(reason)")
+        }
+        guard reply.signature == "ay", let bytes = reply.arguments().first?.bytesValue else {
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' answered Provide with '\(reply.signature)' instead of 'ay'")
+        }
+        guard UInt64(bytes.count) <= limits.maxItemBytes else {
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' provided \(bytes.count) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
+        }
+        // Promised contents never reach the disk: they live as long as the writer's connection.
+        return try service.payloads.volatile(true).payload(for: bytes)
+    }
+}
