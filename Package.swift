@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "pasteboardd", targets: ["pasteboardd"]),
         .executable(name: "pbctl", targets: ["pbctl"]),
+        .executable(name: "pasteboard-bench", targets: ["pasteboard-bench"]),
         .library(name: "Pasteboard", targets: ["Pasteboard"]),
     ],
     dependencies: [
@@ -69,6 +70,17 @@ let package = Package(
             dependencies: [
                 "Pasteboard",
                 "PasteboardModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Benchmarks (against the D-Bus floor, issue 5)
+
+        .executableTarget(
+            name: "pasteboard-bench",
+            dependencies: [
+                "DBus",
+                "Pasteboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

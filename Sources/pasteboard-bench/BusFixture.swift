@@ -1,0 +1,119 @@
+import DBus
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private `dbus-daemon`, the release-built `pasteboardd` on it, and the echo floor on a
+/// connection of this process: everything one run measures, torn down by ``stop()``.
+final class BusFixture: Sendable {
+    static let serverName = "org.pasteboardd.Pasteboard1"
+    static let serverPath = "/org/pasteboardd/Pasteboard1"
+
+    let directory: String
+    let address: String
+    let daemonPID: pid_t
+    let serverPID: pid_t
+    /// The folder holding this binary, `pasteboardd` and `pbctl`.
+    let products: String
+    /// The connection exporting the echo floor.
+    let echoConnection: Connection
+
+    /// Starts the daemon and the server, and exports the floor.
+    ///
+    /// - Parameter busConfig: the bus configuration; found from the repository when nil.
+    init(busConfig: String?) async throws {
+        products = Self.productsDirectory()
+        let server = products + "/pasteboardd"
+        guard FileManager.default.isExecutableFile(atPath: server) else {
+            throw BenchError("\(server) is missing: run `swift build -c release` first")
+        }
+        guard let config = busConfig ?? Self.findBusConfig() else {
+            throw BenchError("dbus/session-test.conf not found: run from the repository or pass --bus-config")
+        }
+        let daemon = try Self.executable(named: "dbus-daemon")
+
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-bench-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
+        address = "unix:path=\(directory)/bus"
+
+        daemonPID = try Spawn.start(daemon, ["--config-file=\(config)", "--nofork", "--address=\(address)"], output: directory + "/dbus-daemon.log")
+        var probe: Connection?
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while probe == nil {
+            probe = try? Connection.connect(address: address)
+            if probe == nil {
+                guard monotonicNanoseconds() < deadline else {
+                    kill(daemonPID, SIGKILL)
+                    throw BenchError("dbus-daemon did not listen on \(address) within 10 s")
+                }
+                usleep(2_000)
+            }
+        }
+
+        serverPID = try Spawn.start(server, ["--address", address, "--state-dir", directory + "/state"], output: directory + "/pasteboardd.log")
+        while try await probe!.nameOwner(Self.serverName) == nil {
+            guard monotonicNanoseconds() < deadline, kill(serverPID, 0) == 0 else {
+                kill(serverPID, SIGKILL)
+                kill(daemonPID, SIGKILL)
+                throw BenchError("pasteboardd did not own \(Self.serverName) within 10 s (log: \(directory)/pasteboardd.log)")
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        probe!.close()
+
+        echoConnection = try Connection.connect(address: address)
+        try echoConnection.export(EchoFloor(), at: EchoFloor.path)
+    }
+
+    /// A new client connection to the private bus.
+    func connect() throws -> Connection {
+        try Connection.connect(address: address)
+    }
+
+    /// The server's resident memory in bytes, from `/proc/<pid>/status`.
+    func serverResidentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(serverPID)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { throw BenchError("no VmRSS in /proc/\(serverPID)/status") }
+        return kib * 1024
+    }
+
+    /// Stops the server with SIGTERM, the daemon with SIGKILL, and removes the temporary folder.
+    func stop() {
+        echoConnection.close()
+        kill(serverPID, SIGTERM)
+        Spawn.wait(serverPID)
+        kill(daemonPID, SIGKILL)
+        Spawn.wait(daemonPID)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private static func productsDirectory() -> String {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().path
+    }
+
+    /// `dbus/session-test.conf` in the current folder or above this binary (`.build/release`).
+    private static func findBusConfig() -> String? {
+        var folders = [FileManager.default.currentDirectoryPath]
+        var url = URL(fileURLWithPath: productsDirectory()).resolvingSymlinksInPath()
+        while url.path != "/" {
+            folders.append(url.path)
+            url.deleteLastPathComponent()
+        }
+        return folders.map { $0 + "/dbus/session-test.conf" }.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    static func executable(named name: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for folder in path.split(separator: ":").map(String.init) + ["/usr/bin", "/bin", "/usr/sbin"] {
+            let candidate = folder + "/" + name
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw BenchError("\(name) is not installed")
+    }
+}

@@ -1,0 +1,331 @@
+import DBus
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How many times each figure is measured.
+struct Repetitions: Sendable {
+    var roundTrips: Int
+    var signals: Int
+    var concurrentRuns: Int
+    var callsPerClient: Int
+    var transfers: Int
+    var largeTransfers: Int
+    var processStarts = 20
+    var warmUp = 20
+
+    static let quick = Repetitions(roundTrips: 1000, signals: 500, concurrentRuns: 3, callsPerClient: 300, transfers: 5, largeTransfers: 0)
+    static let full = Repetitions(roundTrips: 3000, signals: 1000, concurrentRuns: 3, callsPerClient: 1000, transfers: 10, largeTransfers: 3)
+}
+
+/// The figures of issue 5, each measured against its floor in the same run, server and floor
+/// alternating so that the machine's noise falls on both alike.
+struct Measurements {
+    let fixture: BusFixture
+    let repetitions: Repetitions
+
+    private static let type = "application/octet-stream"
+    private static let noOptions = DBusValue.dictionary(key: "s", value: "v", [])
+    private static let mebibyte = 1 << 20
+
+    // MARK: Calls
+
+    private static func server(_ connection: Connection, _ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await connection.call(
+            destination: BusFixture.serverName, path: BusFixture.serverPath, interface: BusFixture.serverName,
+            method: method, arguments: arguments)
+    }
+
+    private func echo(_ connection: Connection, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        try await connection.call(
+            destination: fixture.echoConnection.uniqueName, path: EchoFloor.path, interface: EchoFloor.interface,
+            method: method, arguments: arguments)
+    }
+
+    private static func writeItems(_ connection: Connection, _ name: String, _ bytes: [UInt8]) async throws {
+        let item = DBusValue.dictionary(key: "s", value: "ay", [(.string(type), .bytes(bytes))])
+        _ = try await server(connection, "WriteItems", [.string(name), .array(element: "a{say}", [item]), noOptions])
+    }
+
+    private static func readData(_ connection: Connection, _ name: String) async throws -> [UInt8] {
+        let reply = try await server(connection, "ReadData", [.string(name), .uint32(0), .string(type), .uint64(0)])
+        return reply.dropFirst().first?.bytesValue ?? []
+    }
+
+    // MARK: 1. Round trip
+
+    /// A 100-byte `WriteItems` + `ReadData` against the floor's `Set` + `Get`.
+    func roundTrip() async throws -> Figure {
+        let client = try fixture.connect()
+        defer { client.close() }
+        let payload = [UInt8](repeating: 0x61, count: 100)
+        try await Self.writeItems(client, "bench-round-trip", payload)
+        guard try await Self.readData(client, "bench-round-trip") == payload else { throw BenchError("ReadData returned other bytes than written") }
+        var server = Sample(), floor = Sample()
+        for index in 0..<(repetitions.warmUp + repetitions.roundTrips) {
+            let pasteboard = try await timed {
+                try await Self.writeItems(client, "bench-round-trip", payload)
+                _ = try await Self.readData(client, "bench-round-trip")
+            }
+            let floorTime = try await timed {
+                _ = try await echo(client, "Set", [.bytes(payload)])
+                _ = try await echo(client, "Get")
+            }
+            guard index >= repetitions.warmUp else { continue }
+            server.add(pasteboard.micros)
+            floor.add(floorTime.micros)
+        }
+        return Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: floor, floorName: "Set+Get", goal: .ratioAtMost(1.25))
+    }
+
+    // MARK: 2. Signal latency
+
+    /// A write until a second connection receives `Changed`, against `Emit` until `Pinged`.
+    func signalLatency() async throws -> Figure {
+        let writer = try fixture.connect(), listener = try fixture.connect()
+        defer {
+            writer.close()
+            listener.close()
+        }
+        let name = "bench-signal"
+        var changes = try await listener.signals(matching: MatchRule(interface: BusFixture.serverName, member: "Changed", arg0: name)).makeAsyncIterator()
+        var pings = try await listener.signals(matching: MatchRule(interface: EchoFloor.interface, member: EchoFloor.signal)).makeAsyncIterator()
+        let payload = [UInt8](repeating: 0x62, count: 100)
+        var server = Sample(), floor = Sample()
+        for index in 0..<(repetitions.warmUp + repetitions.signals) {
+            let pasteboard = try await timed {
+                try await Self.writeItems(writer, name, payload)
+                guard await changes.next() != nil else { throw BenchError("the Changed stream ended") }
+            }
+            let floorTime = try await timed {
+                _ = try await echo(writer, "Emit")
+                guard await pings.next() != nil else { throw BenchError("the Pinged stream ended") }
+            }
+            guard index >= repetitions.warmUp else { continue }
+            server.add(pasteboard.micros)
+            floor.add(floorTime.micros)
+        }
+        return Figure("write → Changed received", unit: "µs", server, floor: floor, floorName: "Emit→signal", goal: .ratioAtMost(1.25))
+    }
+
+    // MARK: 3. Sixteen clients
+
+    /// 16 clients each making mixed calls (WriteItems, ReadData, Types, ChangeCount in turn)
+    /// against 16 clients alternating the floor's Set and Get.
+    func concurrentClients(_ count: Int = 16) async throws -> [Figure] {
+        let clients = try (0..<count).map { _ in try fixture.connect() }
+        defer { clients.forEach { $0.close() } }
+        let payload = [UInt8](repeating: 0x63, count: 100)
+        for (index, client) in clients.enumerated() {
+            try await Self.writeItems(client, "bench-mixed-\(index)", payload)
+        }
+        let calls = repetitions.callsPerClient
+        var serverRate = Sample(), floorRate = Sample(), serverLatency = Sample(), floorLatency = Sample()
+        var serverErrors = 0, floorErrors = 0
+        for _ in 0..<repetitions.concurrentRuns {
+            let pasteboard = try await Self.together(clients, calls: calls) { client, index, call in
+                let name = "bench-mixed-\(index)"
+                switch call % 4 {
+                case 0: try await Self.writeItems(client, name, payload)
+                case 1: _ = try await Self.readData(client, name)
+                case 2: _ = try await Self.server(client, "Types", [.string(name)])
+                default: _ = try await Self.server(client, "ChangeCount", [.string(name)])
+                }
+            }
+            let floorRun = try await Self.together(clients, calls: calls) { [self] client, _, call in
+                _ = try await call % 2 == 0 ? self.echo(client, "Set", [.bytes(payload)]) : self.echo(client, "Get")
+            }
+            serverRate.add(Double(count * calls) / pasteboard.seconds)
+            floorRate.add(Double(count * calls) / floorRun.seconds)
+            pasteboard.latencies.forEach { serverLatency.add($0) }
+            floorRun.latencies.forEach { floorLatency.add($0) }
+            serverErrors += pasteboard.errors
+            floorErrors += floorRun.errors
+        }
+        if floorErrors > 0 { throw BenchError("the floor failed \(floorErrors) calls") }
+        return [
+            Figure("\(count) clients mixed: throughput", unit: "calls/s", median: serverRate.median, p99: serverRate.percentile(0.01),
+                   count: serverRate.count, floor: (floorRate.median, floorRate.percentile(0.01)), floorName: "Set/Get",
+                   goal: .ratioAtLeast(0.8), errors: serverErrors),
+            Figure("\(count) clients mixed: call latency", unit: "µs", serverLatency, floor: floorLatency, floorName: "Set/Get",
+                   goal: .informational, errors: serverErrors),
+        ]
+    }
+
+    private struct Concurrent: Sendable {
+        var seconds: Double
+        var latencies: [Double]
+        var errors: Int
+    }
+
+    /// Every client making `calls` calls at once; the wall time, each call's latency, the failures.
+    private static func together(
+        _ clients: [Connection], calls: Int,
+        _ body: @escaping @Sendable (Connection, Int, Int) async throws -> Void
+    ) async throws -> Concurrent {
+        let start = monotonicNanoseconds()
+        var total = Concurrent(seconds: 0, latencies: [], errors: 0)
+        await withTaskGroup(of: ([Double], Int).self) { group in
+            for (index, client) in clients.enumerated() {
+                group.addTask {
+                    var latencies: [Double] = [], errors = 0
+                    latencies.reserveCapacity(calls)
+                    for call in 0..<calls {
+                        let begin = monotonicNanoseconds()
+                        do { try await body(client, index, call) } catch { errors += 1 }
+                        latencies.append(Double(monotonicNanoseconds() - begin) / 1_000)
+                    }
+                    return (latencies, errors)
+                }
+            }
+            for await (latencies, errors) in group {
+                total.latencies += latencies
+                total.errors += errors
+            }
+        }
+        total.seconds = Double(monotonicNanoseconds() - start) / 1_000_000_000
+        return total
+    }
+
+    // MARK: 4 and 5. Large contents and the server's memory
+
+    /// `size` bytes through `WriteItemsFd` (a memfd) and `ReadFd` read to the end, against a
+    /// socketpair copy of the same size; and the server's resident memory holding and serving it.
+    func largeTransfer(size: Int, times: Int) async throws -> [Figure] {
+        let client = try fixture.connect()
+        defer { client.close() }
+        guard client.canPassFileDescriptors else { throw BenchError("the bus does not pass file descriptors") }
+        let chunk = [UInt8]((0..<(64 * Self.mebibyte)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        let label = size >= 1 << 30 ? "\(size >> 30) GiB" : "\(size >> 20) MiB"
+        let mebibytes = Double(size) / Double(Self.mebibyte)
+        var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
+        for _ in 0..<times {
+            floor.add(mebibytes / (try Self.socketpairCopy(chunk, size: size) / 1_000_000))
+            var memory = (holding: 0, serving: 0)
+            let transfer = try await timed {
+                memory = try await fdRoundTrip(client, chunk, size: size)
+            }
+            server.add(mebibytes / (transfer.micros / 1_000_000))
+            holding.add(Double(memory.holding) / Double(Self.mebibyte))
+            serving.add(Double(memory.serving) / Double(Self.mebibyte))
+        }
+        _ = try await Self.server(client, "ClearContents", [.string("bench-large")])
+        return [
+            Figure("\(label) WriteItemsFd + ReadFd", unit: "MiB/s", median: server.median, p99: server.percentile(0.01), count: server.count,
+                   floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .ratioAtLeast(0.25)),
+            Figure("server RSS holding \(label)", unit: "MiB", holding, floor: nil, floorName: nil, goal: .below(64)),
+            Figure("server RSS serving \(label)", unit: "MiB", serving, floor: nil, floorName: nil, goal: .below(64)),
+        ]
+    }
+
+    /// Writes `size` bytes (repeating `chunk`) through a memfd, reads them back through `ReadFd`,
+    /// and returns the server's resident bytes after the write and halfway through the read.
+    private func fdRoundTrip(_ client: Connection, _ chunk: [UInt8], size: Int) async throws -> (holding: Int, serving: Int) {
+        let name = "bench-large"
+        let memory = try UnixFileDescriptor.memoryFile(name: "pasteboard-bench")
+        var written = 0
+        while written < size {
+            let count = min(chunk.count, size - written)
+            try Self.writeAll(memory.rawValue, chunk, count: count)
+            written += count
+        }
+        lseek(memory.rawValue, 0, SEEK_SET)
+        let item = DBusValue.dictionary(key: "s", value: "h", [(.string(Self.type), .unixFD(memory))])
+        _ = try await Self.server(client, "WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), Self.noOptions])
+        let holding = try fixture.serverResidentBytes()
+        let reply = try await Self.server(client, "ReadFd", [.string(name), .uint32(0), .string(Self.type), .uint64(0)])
+        guard let descriptor = reply.dropFirst().first?.fileDescriptorValue else { throw BenchError("ReadFd returned no descriptor") }
+        var serving = 0
+        let total = try Self.readToEnd(descriptor.rawValue) { sofar in
+            if serving == 0, sofar >= size / 2 { serving = (try? fixture.serverResidentBytes()) ?? 0 }
+        }
+        guard total == size else { throw BenchError("ReadFd gave \(total) bytes, not \(size)") }
+        return (holding, serving)
+    }
+
+    /// Microseconds to copy `size` bytes from one thread to another through a unix socketpair.
+    private static func socketpairCopy(_ chunk: [UInt8], size: Int) throws -> Double {
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw BenchError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        let (reader, writer) = (fds[0], fds[1])
+        defer { close(reader) }
+        let done = DispatchSemaphore(value: 0)
+        let start = monotonicNanoseconds()
+        Thread {
+            var sent = 0
+            while sent < size {
+                let count = min(chunk.count, size - sent)
+                guard (try? writeAll(writer, chunk, count: count)) != nil else { break }
+                sent += count
+            }
+            close(writer)
+            done.signal()
+        }.start()
+        let total = try readToEnd(reader) { _ in }
+        done.wait()
+        guard total == size else { throw BenchError("the socketpair carried \(total) bytes, not \(size)") }
+        return Double(monotonicNanoseconds() - start) / 1_000
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], count: Int) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < count {
+                let written = write(fd, buffer.baseAddress! + offset, count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw BenchError("write: \(String(cString: strerror(errno)))")
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Reads `fd` to its end in 1 MiB reads; `progress` sees the running total.
+    private static func readToEnd(_ fd: Int32, progress: (Int) -> Void) throws -> Int {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: mebibyte, alignment: 16)
+        defer { buffer.deallocate() }
+        var total = 0
+        while true {
+            let count = read(fd, buffer, mebibyte)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw BenchError("read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return total }
+            total += count
+            progress(total)
+        }
+    }
+
+    // MARK: 6. Whole processes
+
+    /// `pbctl copy` + `pbctl paste` of 100 bytes against two starts of `/bin/true`.
+    func pbctlProcesses() async throws -> Figure {
+        let pbctl = fixture.products + "/pbctl"
+        guard FileManager.default.isExecutableFile(atPath: pbctl) else { throw BenchError("\(pbctl) is missing: run `swift build -c release`") }
+        let input = fixture.directory + "/hundred-bytes"
+        try Data(repeating: 0x64, count: 100).write(to: URL(fileURLWithPath: input))
+        let truePath = FileManager.default.isExecutableFile(atPath: "/bin/true") ? "/bin/true" : try BusFixture.executable(named: "true")
+        var server = Sample(), floor = Sample()
+        for index in 0..<(repetitions.processStarts + 2) {
+            let pair = try await timed {
+                let copy = try Spawn.run(pbctl, ["--address", fixture.address, "copy"], input: input)
+                let paste = try Spawn.run(pbctl, ["--address", fixture.address, "paste"])
+                guard copy == 0, paste == 0 else { throw BenchError("pbctl copy/paste exited \(copy)/\(paste)") }
+            }
+            let trues = try await timed {
+                _ = try Spawn.run(truePath, [])
+                _ = try Spawn.run(truePath, [])
+            }
+            guard index >= 2 else { continue }
+            server.add(pair.micros / 1_000)
+            floor.add(trues.micros / 1_000)
+        }
+        return Figure("pbctl copy + paste, 100 B", unit: "ms", server, floor: floor, floorName: "2× /bin/true", goal: .ratioAtMost(4))
+    }
+}
