@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// `pasteboard-bench`: pasteboardd against the D-Bus floor, in one run (issue 5).
+/// `pasteboard-bench`: pasteboardd against the D-Bus floor, in one run.
 @main
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -20,7 +20,7 @@ struct Repetitions: Sendable {
     static let full = Repetitions(roundTrips: 3000, signals: 1000, concurrentRuns: 3, callsPerClient: 1000, transfers: 10, largeTransfers: 3)
 }
 
-/// The figures of issue 5, each measured against its floor in the same run, server and floor
+/// The benchmark figures, each measured against its floor in the same run, server and floor
 /// alternating so that the machine's noise falls on both alike.
 struct Measurements {
     let fixture: BusFixture
