@@ -31,6 +31,9 @@ static const int cdbus_F_SEAL_SHRINK = 0x0002;
 static const int cdbus_F_SEAL_GROW = 0x0004;
 static const int cdbus_F_SEAL_WRITE = 0x0008;
 static const int cdbus_F_SETPIPE_SZ = 1024 + 7;
+// O_TMPFILE (__O_TMPFILE | O_DIRECTORY) and AT_SYMLINK_FOLLOW, which glibc hides without _GNU_SOURCE.
+static const int cdbus_O_TMPFILE = 020200000;
+static const int cdbus_AT_SYMLINK_FOLLOW = 0x400;
 
 // fcntl is variadic in C; these fixed-arity wrappers are callable from Swift.
 static inline int cdbus_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }

@@ -28,7 +28,7 @@ struct PayloadWriter: Sendable {
             file.discard()
             throw error
         }
-        return .file(file.finish(size: UInt64(bytes.count)))
+        return .file(try file.finish(size: UInt64(bytes.count)))
     }
 
     /// A new empty file for one payload, open for writing.
@@ -38,11 +38,18 @@ struct PayloadWriter: Sendable {
             guard fd >= 0 else { throw .quotaExceeded("the server is out of memory for this data (\(String(cString: strerror(errno))))") }
             return BlobFile(fd: fd, id: nil, directory: blobDirectory)
         }
+        // An unnamed file in the blob directory: it gets its name only once complete, so a
+        // transfer cut short (an error, SIGTERM, kill -9) leaves nothing behind.
+        let unnamed = open(blobDirectory, cdbus_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o600)
+        if unnamed >= 0 {
+            return BlobFile(fd: unnamed, id: nil, directory: blobDirectory, unnamed: true)
+        }
         let file = try createStoreFile()
         return BlobFile(fd: file.fd, id: file.id, directory: blobDirectory)
     }
 
-    /// A new empty file in the blob directory, open for writing.
+    /// A new empty named file in the blob directory, open for writing (where the file system
+    /// has no unnamed files).
     private func createStoreFile() throws(PasteboardError) -> (id: String, fd: Int32) {
         for _ in 0..<8 {
             let id = Store.randomID()
@@ -73,15 +80,28 @@ struct PayloadWriter: Sendable {
     }
 }
 
-/// A payload file being written: a store file (with an id) or a memfd.
+/// A payload file being written: an unnamed store file, a named one (with an id), or a memfd.
 struct BlobFile {
     let fd: Int32
     let id: String?
     let directory: String
+    /// Opened with `O_TMPFILE`: named by ``finish(size:)``.
+    var unnamed = false
 
-    /// Ends writing and wraps the file: a store file's descriptor is closed (the blob reopens it
-    /// by path); a memfd's stays open, owned by the blob.
-    func finish(size: UInt64) -> Blob {
+    /// Ends writing and wraps the file: a store file is named (if need be) and its descriptor
+    /// closed (the blob reopens it by path); a memfd's stays open, owned by the blob.
+    func finish(size: UInt64) throws(PasteboardError) -> Blob {
+        if unnamed {
+            defer { close(fd) }
+            for _ in 0..<8 {
+                let id = Store.randomID()
+                if linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, directory + "/" + id, cdbus_AT_SYMLINK_FOLLOW) == 0 {
+                    return Blob(id: id, directory: directory, size: size)
+                }
+                if errno != EEXIST { break }
+            }
+            throw .quotaExceeded("the server could not store the data (\(String(cString: strerror(errno)))); free some disk space and try again")
+        }
         guard let id else { return Blob(memoryFD: fd, size: size) }
         close(fd)
         return Blob(id: id, directory: directory, size: size)

@@ -57,7 +57,7 @@ struct DescriptorReader {
         }
         guard let file else { return .inline(memory) }
         finished = true
-        return .file(file.finish(size: total))
+        return .file(try file.finish(size: total))
     }
 
     private func waitReadable(_ fd: Int32, label: String) throws(PasteboardError) {
