@@ -43,6 +43,8 @@ struct Bench: AsyncParsableCommand {
                 figures += try await measure.largeTransfer(size: 1 << 30, times: counts.largeTransfers)
             }
             figures.append(try await measure.pbctlProcesses())
+            figures.append(try await measure.smallPasteboards())
+            figures.append(try await measure.coldStart())
         } catch {
             fixture.stop()
             throw error

@@ -13,11 +13,12 @@ struct Repetitions: Sendable {
     var callsPerClient: Int
     var transfers: Int
     var largeTransfers: Int
+    var coldStarts: Int
     var processStarts = 20
     var warmUp = 20
 
-    static let quick = Repetitions(roundTrips: 1000, signals: 500, concurrentRuns: 3, callsPerClient: 300, transfers: 5, largeTransfers: 0)
-    static let full = Repetitions(roundTrips: 3000, signals: 1000, concurrentRuns: 3, callsPerClient: 1000, transfers: 10, largeTransfers: 3)
+    static let quick = Repetitions(roundTrips: 1000, signals: 500, concurrentRuns: 3, callsPerClient: 300, transfers: 5, largeTransfers: 0, coldStarts: 3)
+    static let full = Repetitions(roundTrips: 3000, signals: 1000, concurrentRuns: 3, callsPerClient: 1000, transfers: 10, largeTransfers: 3, coldStarts: 7)
 }
 
 /// The benchmark figures, each measured against its floor in the same run, server and floor
@@ -327,5 +328,37 @@ struct Measurements {
             floor.add(trues.micros / 1_000)
         }
         return Figure("pbctl copy + paste, 100 B", unit: "ms", server, floor: floor, floorName: "2× /bin/true", goal: .ratioAtMost(4))
+    }
+
+    // MARK: 7 and 8. Many small pasteboards: memory and cold start
+
+    /// Writes `count` distinct pasteboards of 100 bytes each through `connections` concurrent
+    /// clients, then reads the server's resident memory holding them.
+    func smallPasteboards(_ count: Int = 10_000, connections: Int = 4) async throws -> Figure {
+        let clients = try (0..<connections).map { _ in try fixture.connect() }
+        defer { clients.forEach { $0.close() } }
+        let payload = [UInt8](repeating: 0x65, count: 100)
+        let written = try await Self.together(clients, calls: count / connections) { client, index, call in
+            try await Self.writeItems(client, "bench-small-\(index)-\(call)", payload)
+        }
+        guard written.errors == 0 else { throw BenchError("\(written.errors) of \(count) small writes failed") }
+        let resident = Double(try fixture.serverResidentBytes()) / Double(Self.mebibyte)
+        return Figure("server RSS, \(count) × 100 B pasteboards", unit: "MiB", median: resident, p99: resident, count: 1,
+                      floor: nil, floorName: nil, goal: .below(64))
+    }
+
+    /// SIGTERM and a new start of the server on the state left by ``smallPasteboards(_:connections:)``,
+    /// timed from the spawn to the bus name owned; checks afterwards that a pasteboard survived.
+    func coldStart(stored: Int = 10_000) async throws -> Figure {
+        var starts = Sample()
+        for _ in 0..<repetitions.coldStarts {
+            starts.add(try await fixture.restartServer())
+        }
+        let client = try fixture.connect()
+        defer { client.close() }
+        guard try await Self.readData(client, "bench-small-0-0").count == 100 else {
+            throw BenchError("a small pasteboard did not survive the restarts")
+        }
+        return Figure("cold start to name owned, \(stored) stored", unit: "ms", starts, floor: nil, floorName: nil, goal: .below(100))
     }
 }
