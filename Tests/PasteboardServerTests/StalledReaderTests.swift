@@ -23,3 +23,27 @@ struct StalledReaderTests {
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array("replaced".utf8))
     }
 }
+
+/// A client with thousands of calls in flight neither stops the server nor starves the others.
+struct CallFloodTests {
+    @Test func thousandsOfPendingCallsAreAllAnsweredAndOthersServed() async throws {
+        let h = try await Harness()
+        try await h.write(text: "steady")
+        let flooder = try h.connect()
+        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<5_000 {
+                group.addTask {
+                    let method = index % 2 == 0 ? "ChangeCount" : "Types"
+                    return try await h.call(method, [.string("general")], on: flooder).first?.uint64Value == 1
+                }
+            }
+            // Meanwhile another client is answered.
+            #expect(try await h.readData("text/plain;charset=utf-8").data == Array("steady".utf8))
+            var answered = 0
+            for try await ok in group where ok { answered += 1 }
+            return answered
+        }
+        #expect(answered == 5_000)
+        #expect(try await h.changeCount() == 1)
+    }
+}
