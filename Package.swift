@@ -74,12 +74,17 @@ let package = Package(
             ]
         ),
 
+        // MARK: Starting helper processes (tests and benchmark)
+
+        .target(name: "ProcessSpawning"),
+
         // MARK: Benchmarks (against the D-Bus floor, measured in the same run)
 
         .executableTarget(
             name: "pasteboard-bench",
             dependencies: [
                 "DBus",
+                "ProcessSpawning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -88,7 +93,7 @@ let package = Package(
 
         .target(
             name: "TestSupport",
-            dependencies: ["DBus"],
+            dependencies: ["DBus", "ProcessSpawning"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "PasteboardModelTests", dependencies: ["PasteboardModel"]),

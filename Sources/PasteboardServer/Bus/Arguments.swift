@@ -33,30 +33,30 @@ enum Arguments {
             guard seen.insert(key).inserted else { throw .invalidArgument("the option '\(key)' is given twice") }
             let value = wrapped.variantValue ?? wrapped
             switch key {
-            case "if-change-count":
-                guard let count = value.uint64Value else { throw wrongType(key, "t (uint64)", value) }
-                options.ifChangeCount = count
-            case "append":
-                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
-                options.append = flag
+            case "if-change-count": options.ifChangeCount = try count(key, value)
             case "expires-in-ms":
-                guard let milliseconds = value.uint64Value else { throw wrongType(key, "t (uint64)", value) }
+                let milliseconds = try count(key, value)
                 guard milliseconds > 0 else { throw .invalidArgument("expires-in-ms must be above 0") }
                 options.expiresInMilliseconds = milliseconds
-            case "concealed":
-                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
-                options.concealed = flag
-            case "transient":
-                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
-                options.transient = flag
-            case "owner-only":
-                guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
-                options.ownerOnly = flag
+            case "append": options.append = try flag(key, value)
+            case "concealed": options.concealed = try flag(key, value)
+            case "transient": options.transient = try flag(key, value)
+            case "owner-only": options.ownerOnly = try flag(key, value)
             default:
                 throw .invalidArgument("unknown option '\(key)'; the options are if-change-count (t), expires-in-ms (t), concealed (b), transient (b), owner-only (b) and append (b)")
             }
         }
         return options
+    }
+
+    private static func count(_ key: String, _ value: DBusValue) throws(PasteboardError) -> UInt64 {
+        guard let count = value.uint64Value else { throw wrongType(key, "t (uint64)", value) }
+        return count
+    }
+
+    private static func flag(_ key: String, _ value: DBusValue) throws(PasteboardError) -> Bool {
+        guard let flag = value.boolValue else { throw wrongType(key, "b (boolean)", value) }
+        return flag
     }
 
     private static func wrongType(_ key: String, _ expected: String, _ value: DBusValue) -> PasteboardError {
