@@ -113,9 +113,13 @@ public final class Connection: Sendable {
     ///   connection is lost; `org.freedesktop.DBus.Local.Cancelled` if the task is cancelled.
     public func call(_ message: Message, timeout: Duration? = nil) async throws(DBusError) -> Message {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let deadline = timeout.map { Clock.now + UInt64(max(0, $0.nanoseconds)) }
+        let deadline = timeout.map { Clock.now.addingReportingOverflow(UInt64(max(0, $0.nanoseconds))) }.map { $0.overflow ? UInt64.max : $0.partialValue }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (reply: ConnectionState.Reply) in
+                // Already cancelled: onCancel ran first and found nothing to cancel.
+                guard !Task.isCancelled else {
+                    return reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
+                }
                 loop.submit { loop in loop.state.startCall(message, id: id, deadline: deadline, reply: reply) }
             }
         } onCancel: {
@@ -203,17 +207,17 @@ public final class Connection: Sendable {
 
     /// The process id of the connection `uniqueName`, by the bus's credentials.
     public func unixProcessID(of uniqueName: String) async throws(DBusError) -> UInt32 {
-        guard let pid = try await bus("GetConnectionUnixProcessID", [.string(uniqueName)]).first?.uint32Value else {
+        guard let pid = try await bus("GetConnectionUnixProcessID", [.string(uniqueName)], timeout: .seconds(5)).first?.uint32Value else {
             throw .failed("the bus returned no process id for \(uniqueName)")
         }
         return pid
     }
 
     @discardableResult
-    private func bus(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+    private func bus(_ method: String, _ arguments: [DBusValue], timeout: Duration? = nil) async throws(DBusError) -> [DBusValue] {
         try await call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus", method: method, arguments: arguments)
+            interface: "org.freedesktop.DBus", method: method, arguments: arguments, timeout: timeout)
     }
 
     // MARK: Lifetime
@@ -237,8 +241,11 @@ public final class Connection: Sendable {
 }
 
 extension Duration {
+    /// Saturates instead of trapping for durations beyond about 292 years.
     var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return whole.addingReportingOverflow(attoseconds / 1_000_000_000).overflow ? .max : whole + attoseconds / 1_000_000_000
     }
 }

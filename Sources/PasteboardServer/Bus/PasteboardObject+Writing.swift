@@ -43,12 +43,19 @@ extension PasteboardObject {
             // A pipe reads as complete when its writer dies; commit only if the writer is
             // still there to have closed it on purpose.
             Task {
-                let owner = try? await connection.nameOwner(call.sender)
+                // Only "no owner" means the writer left; a failed lookup must not drop the call.
+                let writerLeft: Bool
+                do {
+                    writerLeft = try await connection.nameOwner(call.sender) == nil
+                } catch {
+                    writerLeft = false
+                }
                 // An unknown writer process (0) can read nothing back: owner-only fails closed.
                 let pid = prepared.2.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
                 service.queue.async { [self] in
                     do throws(PasteboardError) {
-                        guard owner != nil else { return }
+                        // Nobody is left to answer, and the data may be cut short: store nothing.
+                        guard !writerLeft else { return }
                         let change = try service.write(prepared.0, items: prepared.1, options: prepared.2, ownerPID: pid)
                         call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
                     } catch {

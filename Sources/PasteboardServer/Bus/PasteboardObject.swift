@@ -53,12 +53,18 @@ final class PasteboardObject: DBusObject {
     }
 
     /// Answers a call on the service queue, first finding the caller's process when an
-    /// owner-only write or read needs it (a bus round trip, made off the queue).
+    /// owner-only write or read needs it.
+    ///
+    /// The lookup is a bus round trip. Meanwhile the service queue is suspended, so that calls
+    /// which arrived later (a client's read right after its owner-only write) wait their turn;
+    /// the call then runs from the lookup's task while the queue is idle, and the queue resumes.
     private func run(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?) {
         if callerPID == nil, needsCallerPID(method, arguments) {
-            Task {
+            service.queue.suspend()
+            Task { [self] in
                 let pid = await processIDs.pid(of: call.sender, on: connection)
-                service.queue.async { [self] in run(method, call, arguments, callerPID: pid ?? 0) }
+                run(method, call, arguments, callerPID: pid ?? 0)
+                service.queue.resume()
             }
             return
         }

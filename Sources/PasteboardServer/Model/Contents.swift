@@ -48,6 +48,13 @@ struct PasteboardEntry: Sendable {
         items.contains { $0.representations.contains { $0.payload.isPromise } }
     }
 
+    /// Kept out of the store (concealed, transient, or holding promises): only the count is saved.
+    var staysOffDisk: Bool { isVolatile || hasPromises }
+
+    /// Whether these contents may be listed by `History` and restored: not empty, and none of
+    /// concealed, transient, owner-only or promised.
+    var entersHistory: Bool { !items.isEmpty && !staysOffDisk && ownerPID == nil }
+
     /// The types a `Changed` signal announces: none for concealed contents.
     var announcedTypes: [PasteboardType] { isConcealed ? [] : types }
 

@@ -24,6 +24,10 @@ final class PasteboardService: @unchecked Sendable {
     private var entries: [PasteboardName: PasteboardEntry]
     /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
     var onChange: (@Sendable (Change) -> Void)?
+    /// The pending expiry of each pasteboard that has one.
+    private var expiryTimers: [PasteboardName: (at: UInt64, timer: DispatchWorkItem)] = [:]
+    /// How many names are listed (kept, not counted per write: there may be tens of thousands).
+    private var listedCount = 0
 
     init(store: Store, limits: Limits, logger: Logger) throws {
         self.store = store
@@ -38,6 +42,7 @@ final class PasteboardService: @unchecked Sendable {
             logger.error("store: \(problem)")
         }
         entries = loaded.entries
+        listedCount = entries.values.count(where: \.isListed)
         for name in loaded.vanished {
             try store.save(name, entries[name]!)
         }
@@ -152,7 +157,7 @@ final class PasteboardService: @unchecked Sendable {
         if let expected = options.ifChangeCount, expected != entry.count {
             throw .conflict("'\(name)' is at change count \(entry.count), not \(expected); read it again and retry")
         }
-        if !entry.isListed, UInt64(entries.count(where: { $0.value.isListed })) >= limits.maxPasteboards {
+        if !entry.isListed, UInt64(listedCount) >= limits.maxPasteboards {
             throw .quotaExceeded("there are already \(limits.maxPasteboards) pasteboards (max-pasteboards); remove some first")
         }
         let items = options.append ? entry.items + newItems : newItems
@@ -176,9 +181,7 @@ final class PasteboardService: @unchecked Sendable {
         } else if !keep {
             entry.expiresAt = nil
         }
-        let change = try commit(name, entry)
-        if let expiresAt = entry.expiresAt { scheduleExpiry(name, at: expiresAt) }
-        return change
+        return try commit(name, entry)
     }
 
     // MARK: History (on `queue`)
@@ -188,7 +191,7 @@ final class PasteboardService: @unchecked Sendable {
     func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
         let entry = entry(name)
         var result: [(count: UInt64, time: UInt64, types: [PasteboardType])] = []
-        if !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil, !entry.hasPromises {
+        if entry.entersHistory {
             result.append((entry.count, entry.changedAt, entry.types))
         }
         result += entry.history.map { ($0.count, $0.writtenAt, $0.types) }
@@ -199,7 +202,7 @@ final class PasteboardService: @unchecked Sendable {
     func restore(_ name: PasteboardName, count: UInt64) throws(PasteboardError) -> Change {
         let entry = entry(name)
         let items: [Item]
-        if count == entry.count, !entry.items.isEmpty, !entry.isVolatile, entry.ownerPID == nil, !entry.hasPromises {
+        if count == entry.count, entry.entersHistory {
             items = entry.items
         } else if let generation = entry.history.first(where: { $0.count == count }) {
             items = generation.items
@@ -214,25 +217,35 @@ final class PasteboardService: @unchecked Sendable {
     /// Schedules the stored expiries (after a restart, overdue ones clear at once).
     func startExpiryTimers() {
         for (name, entry) in entries {
-            if let expiresAt = entry.expiresAt { scheduleExpiry(name, at: expiresAt) }
+            scheduleExpiry(name, at: entry.expiresAt)
         }
     }
 
-    private func scheduleExpiry(_ name: PasteboardName, at expiresAt: UInt64) {
+    /// Keeps one timer per pasteboard, for its current expiry (none when `expiresAt` is nil).
+    private func scheduleExpiry(_ name: PasteboardName, at expiresAt: UInt64?) {
+        if expiryTimers[name]?.at == expiresAt { return }
+        expiryTimers.removeValue(forKey: name)?.timer.cancel()
+        guard let expiresAt else { return }
+        let timer = DispatchWorkItem { [self] in expire(name, at: expiresAt) }
+        expiryTimers[name] = (expiresAt, timer)
         let now = Self.nowMilliseconds()
-        let delay = expiresAt > now ? Int(clamping: expiresAt - now) : 0
-        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
-            // A later write or clear has replaced the contents this expiry was for.
-            guard let entry = entries[name], entry.expiresAt == expiresAt else { return }
+        // A far expiry wakes up once a day and goes back to sleep.
+        let delay = expiresAt > now ? Int(min(expiresAt - now, 86_400_000)) : 0
+        queue.asyncAfter(deadline: .now() + .milliseconds(delay), execute: timer)
+    }
+
+    private func expire(_ name: PasteboardName, at expiresAt: UInt64) {
+        expiryTimers[name] = nil
+        // A later write or clear has replaced the contents this expiry was for.
+        guard let entry = entries[name], entry.expiresAt == expiresAt else { return }
+        guard Self.nowMilliseconds() >= expiresAt else { return scheduleExpiry(name, at: expiresAt) }
+        do {
             var cleared = entry
             cleared.items = []
             Self.resetHandling(&cleared)
-            do {
-                let change = try commit(name, cleared)
-                onChange?(change)
-            } catch {
-                logger.error("could not clear '\(name)' on expiry: \(error)")
-            }
+            onChange?(try commit(name, cleared))
+        } catch {
+            logger.error("could not clear '\(name)' on expiry: \(error)")
         }
     }
 
@@ -289,7 +302,7 @@ final class PasteboardService: @unchecked Sendable {
         var pruned: [UInt64] = []
         if removed {
             entry.history = []
-        } else if !old.items.isEmpty, !old.isVolatile, old.ownerPID == nil, !old.hasPromises {
+        } else if old.entersHistory {
             // Concealed, transient, owner-only and promised contents never enter the history.
             let generation = Generation(count: old.count, writtenAt: old.changedAt, items: old.items)
             entry.history.insert(generation, at: 0)
@@ -308,7 +321,9 @@ final class PasteboardService: @unchecked Sendable {
             logger.error("store: could not save '\(name)': \(error)")
             throw .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
         }
+        listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         entries[name] = entry
+        scheduleExpiry(name, at: entry.expiresAt)
         return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
     }
 

@@ -230,7 +230,7 @@ final class Store {
     ///     the current contents before they are replaced).
     ///   - pruned: The counts of history entries dropped.
     func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
-        let volatile = entry.isVolatile || entry.hasPromises
+        let volatile = entry.staysOffDisk
         try database.write { db in
             if let pushed {
                 try db.execute(
