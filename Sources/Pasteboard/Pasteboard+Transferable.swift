@@ -12,15 +12,29 @@ extension Pasteboard {
     /// ```swift
     /// try await Pasteboard.general.writeObjects([todo, "plain text too"])
     /// ```
+    ///
+    /// - Returns: False, leaving the contents as they were, when no value exports anything.
     @discardableResult
     public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
-        try await write(objects, options: PasteboardProxy.WriteOptions())
+        let (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
+        guard !items.isEmpty else { return false }
+        try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
         return true
     }
 
-    /// Writes values as items with the given options (``writeObjects(_:)`` with more control).
+    /// Writes values as items with the given options (``writeObjects(_:)`` with more control);
+    /// with nothing to export, this clears the contents.
     @discardableResult
     func write(_ objects: [any Transferable], options: PasteboardProxy.WriteOptions) async throws -> UInt64 {
+        let (items, options) = try await exportItems(objects, options: options)
+        return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+    }
+
+    /// One item per value that exports something, and `options` made `owner-only` when a
+    /// representation is `.visibility(.ownProcess)`.
+    private func exportItems(
+        _ objects: [any Transferable], options: PasteboardProxy.WriteOptions
+    ) async throws -> (items: [[(type: String, content: TransferContent)]], options: PasteboardProxy.WriteOptions) {
         var options = options
         var items: [[(type: String, content: TransferContent)]] = []
         for object in objects {
@@ -29,7 +43,7 @@ extension Pasteboard {
             if representations.contains(where: { $0.visibility == .ownProcess }) { options.ownerOnly = true }
             items.append(representations.map { ($0.contentType.pasteboardType, $0.content) })
         }
-        return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+        return (items, options)
     }
 
     /// Writes `values` in one change, as a toolkit's Copy command does (`copyable(_:)`).
@@ -92,11 +106,16 @@ extension PasteboardItem {
         return try await T.importValue(offering: rawTypes) { type, prefersFile in
             let size = sizes[type] ?? 0
             try Task.checkCancellation()
-            if prefersFile || size > Int64(PayloadTransfer.inlineCutoff) {
+            if prefersFile {
                 let file = try await PayloadTransfer.readToFile(
                     name, item: index, type: UTType.types(for: type), offered: type, size: size,
                     expect: changeCount, proxy: proxy, progress: progress)
                 return .file(file)
+            }
+            if size > Int64(PayloadTransfer.inlineCutoff) {
+                let data = try await PayloadTransfer.readStreaming(
+                    name, item: index, type: type, size: size, expect: changeCount, proxy: proxy, progress: progress)
+                return .data(data)
             }
             let data = try await PayloadTransfer.read(name, item: index, type: type, expect: changeCount, proxy: proxy)
             progress?(1)

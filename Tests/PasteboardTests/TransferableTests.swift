@@ -257,8 +257,6 @@ struct TransferableTests {
         }
         let hidden = Wrapper(archive: Archive(rows: [], supportsCSV: false))
         #expect(try await item(hidden).map(\.type) == ["com.example.tests.transfer.archive"])
-        let candidates = try await transferEntriesForExport(of: hidden)
-        #expect(candidates.map(\.contentType) == [.testArchive])
         // Asked directly, the hidden entry refuses.
         let csvEntry = Wrapper.transferEntries[0]
         #expect(csvEntry.contentType == .commaSeparatedText)
@@ -302,8 +300,7 @@ struct TransferableTests {
                 DataRepresentation(exportedContentType: .json) { _ in Data() }
             }
         }
-        let exported = try await exportRepresentations(of: Report(title: "Q3"))
-        #expect(exported.map(\.suggestedFileName) == ["Q3.pdf", "report.html", nil])
+        #expect(Report.transferEntries.map { $0.exportFileName?(Report(title: "Q3")) ?? nil } == ["Q3.pdf", "report.html", nil])
         #expect(Video.transferEntries[0].exportFileName?(Video(file: URL(fileURLWithPath: "/v.mp4"))) == "Clip.mp4")
     }
 
@@ -349,31 +346,6 @@ struct TransferableTests {
         let written = try await item(Twice())
         #expect(written.map(\.type) == ["text/plain"])
         #expect(written[0].data == Data("first".utf8))
-    }
-
-    @Test("lazy export candidates produce data only when asked")
-    func lazyCandidates() async throws {
-        let counter = Counter()
-        struct Lazy: Transferable, Sendable {
-            let counter: Counter
-            static var transferRepresentation: some TransferRepresentation {
-                DataRepresentation(exportedContentType: .png) { lazy in
-                    lazy.counter.increment()
-                    return Data([1])
-                }
-            }
-        }
-        let candidates = try await sendableTransferEntriesForExport(of: Lazy(counter: counter))
-        #expect(candidates.count == 1)
-        #expect(counter.value == 0)
-        let content = try await Task.detached { try await candidates[0].content() }.value
-        #expect(try await content.data() == Data([1]))
-        #expect(counter.value == 1)
-
-        let plain = try await transferEntriesForExport(of: Lazy(counter: counter))
-        #expect(plain.map(\.contentType) == [.png])
-        _ = try await plain[0].content()
-        #expect(counter.value == 2)
     }
 
     @Test("values of different types export through one list of any Transferable")
@@ -489,12 +461,6 @@ struct Configurable: Transferable {
 
 struct Empty: Transferable {
     static var transferRepresentation: some TransferRepresentation {}
-}
-
-final class Counter: Sendable {
-    private let count = Mutex(0)
-    var value: Int { count.withLock { $0 } }
-    func increment() { count.withLock { $0 += 1 } }
 }
 
 /// Just enough of JSON to check a field.

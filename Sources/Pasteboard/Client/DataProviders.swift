@@ -28,31 +28,54 @@ final class DataProviders: DBusObject {
         """
 
     private struct Registration {
+        /// Tells this registration from a later one for the same name.
+        let token: UInt64
         /// The change count of the promise, once the server has answered; nil before.
         var count: UInt64?
         let provider: PasteboardDataProvider
     }
-    private let registrations = Mutex<[String: Registration]>([:])
+    private struct State {
+        var nextToken: UInt64 = 0
+        var registrations: [String: Registration] = [:]
+    }
+    private let state = Mutex(State())
 
-    /// The providers object of the connection behind `proxy`, exported on first use.
+    /// The providers object of `proxy`'s connection, exported on first use.
     static func on(_ proxy: PasteboardProxy) throws -> DataProviders {
-        try exported.withLock { exported in
-            let key = ObjectIdentifier(proxy.connection)
-            if let existing = exported[key] { return existing }
+        try proxy.dataProviders.withLock { exported in
+            if let exported { return exported }
             let providers = DataProviders()
             try proxy.connection.export(providers, at: path)
-            exported[key] = providers
+            exported = providers
             return providers
         }
     }
-    private static let exported = Mutex<[ObjectIdentifier: DataProviders]>([:])
 
-    func register(_ name: String, _ provider: @escaping PasteboardDataProvider) {
-        registrations.withLock { $0[name] = Registration(count: nil, provider: provider) }
+    /// Makes `provider` answer for `name`, replacing any earlier one, and returns the token
+    /// that ``confirm(_:token:count:)`` and ``remove(_:token:)`` take.
+    func register(_ name: String, _ provider: @escaping PasteboardDataProvider) -> UInt64 {
+        state.withLock { state in
+            state.nextToken += 1
+            state.registrations[name] = Registration(token: state.nextToken, count: nil, provider: provider)
+            return state.nextToken
+        }
     }
 
-    func confirm(_ name: String, count: UInt64) {
-        registrations.withLock { $0[name]?.count = count }
+    /// Ties the registration to the change count the server gave it, unless a later
+    /// registration has replaced it.
+    func confirm(_ name: String, token: UInt64, count: UInt64) {
+        state.withLock { state in
+            guard state.registrations[name]?.token == token else { return }
+            state.registrations[name]?.count = count
+        }
+    }
+
+    /// Drops the registration (its write failed), unless a later one has replaced it.
+    func remove(_ name: String, token: UInt64) {
+        state.withLock { state in
+            guard state.registrations[name]?.token == token else { return }
+            state.registrations[name] = nil
+        }
     }
 
     func handle(_ call: MethodCall) {
@@ -63,7 +86,7 @@ final class DataProviders: DBusObject {
               let item = call.arguments[2].uint32Value, let type = call.arguments[3].stringValue else {
             return call.fail(.invalidArgs("Provide takes (s name, t count, u item, s type)"))
         }
-        let registration = registrations.withLock { $0[name] }
+        let registration = state.withLock { $0.registrations[name] }
         guard let registration, registration.count == nil || registration.count == count else {
             return call.fail(.failed("this process no longer provides '\(name)' at change \(count)"))
         }
@@ -102,9 +125,15 @@ extension Pasteboard {
         let proxy = try proxy
         let providers = try DataProviders.on(proxy)
         // Registered before the call: the first Provide may arrive right after the reply.
-        providers.register(name.rawValue, provider)
-        let count = try await proxy.writePromised(name.rawValue, items.map { $0.map(\.pasteboardType) })
-        providers.confirm(name.rawValue, count: count)
+        let token = providers.register(name.rawValue, provider)
+        let count: UInt64
+        do {
+            count = try await proxy.writePromised(name.rawValue, items.map { $0.map(\.pasteboardType) })
+        } catch {
+            providers.remove(name.rawValue, token: token)
+            throw error
+        }
+        providers.confirm(name.rawValue, token: token, count: count)
         return Int(clamping: count)
     }
 }

@@ -1,3 +1,5 @@
+import DBus
+
 /// One change of a pasteboard, from the server's `Changed` signal.
 public struct PasteboardChange: Sendable, Equatable {
     /// The pasteboard that changed.
@@ -59,7 +61,11 @@ struct ChangeFeed {
                 let signals = try await proxy.changes(of: name?.rawValue)
                 let restarts = try await proxy.serverRestarts()
                 if reconnecting {
-                    try await reportCurrentState(proxy, into: continuation)
+                    do {
+                        try await reportCurrentState(proxy, into: continuation)
+                    } catch let error as PasteboardConnectionError where Self.isServerAbsent(error) {
+                        // No server now: its arrival (a restart) reports the state instead.
+                    }
                 } else if startsWithCurrentState {
                     // Without a server yet, its arrival (a restart) reports the state instead.
                     try? await reportCurrentState(proxy, into: continuation, missed: false)
@@ -92,15 +98,22 @@ struct ChangeFeed {
         continuation.finish()
     }
 
+    /// The calls fail this way when no server owns the bus name (they do not start one).
+    private static func isServerAbsent(_ error: PasteboardConnectionError) -> Bool {
+        error.dbusErrorName == DBusError.serviceUnknownName || error.dbusErrorName == DBusError.nameHasNoOwnerName
+    }
+
+    /// Yields the current state; never starts a stopped server (bus activation), so that
+    /// listening to changes does not keep the server running.
     private func reportCurrentState(_ proxy: PasteboardProxy, into continuation: AsyncStream<PasteboardChange>.Continuation, missed: Bool = true) async throws {
         let names: [String]
         if let name {
             names = [name.rawValue]
         } else {
-            names = try await proxy.listPasteboards()
+            names = try await proxy.listPasteboards(autoStart: false)
         }
         for name in names {
-            let (count, types) = try await proxy.types(name)
+            let (count, types) = try await proxy.types(name, autoStart: false)
             continuation.yield(PasteboardChange(
                 name: Pasteboard.Name(name), changeCount: Int(clamping: count),
                 types: types.map(UTType.types(for:)), mayHaveMissedChanges: missed))

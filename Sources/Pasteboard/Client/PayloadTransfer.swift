@@ -41,8 +41,8 @@ enum PayloadTransfer {
         return try await proxy.writeItemsFd(name, fdItems, options: options)
     }
 
-    /// A descriptor positioned at the start of `content`: the file itself, or a sealed-size
-    /// memfd holding the bytes.
+    /// A descriptor positioned at the start of `content`: the file itself, or a memfd holding
+    /// the bytes.
     private static func descriptor(for content: TransferContent) throws -> Int32 {
         switch content {
         case .file(let url):
@@ -79,36 +79,62 @@ enum PayloadTransfer {
         }
     }
 
-    /// Streams one representation into a new temporary file (`pasteboard-<UUID>.<extension>`,
-    /// as ``TransferContent/file(for:)`` names one), reporting progress and stopping (and
-    /// deleting the file) when the task is cancelled. The file is the only thing made, so a
-    /// caller that deletes it leaves nothing behind.
+    /// Reads one large representation through a descriptor straight into memory, reporting
+    /// progress and stopping when the task is cancelled (for data that is not a file's).
+    static func readStreaming(_ name: String, item: UInt32, type: String, size: Int64, expect: UInt64, proxy: PasteboardProxy, progress: (@Sendable (Double) -> Void)?) async throws -> Data {
+        let (_, source) = try await proxy.readFd(name, item: item, type: type, expect: expect)
+        defer { close(source) }
+        var data = Data()
+        if size > 0 { data.reserveCapacity(Int(clamping: min(size, 1 << 28))) }  // the server's word, bounded
+        try copyChunks(from: source, size: size, progress: progress) { chunk in data.append(contentsOf: chunk) }
+        return data
+    }
+
+    /// Streams one representation into a new temporary file (named by
+    /// ``TransferContent/temporaryFile(for:)``), reporting progress and stopping (and deleting
+    /// the file) when the task is cancelled. The file is the only thing made, so a caller that
+    /// deletes it leaves nothing behind.
     static func readToFile(_ name: String, item: UInt32, type: UTType, offered: String, size: Int64, expect: UInt64, proxy: PasteboardProxy, progress: (@Sendable (Double) -> Void)?) async throws -> URL {
-        var file = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)")
-        if let pathExtension = type.preferredFilenameExtension { file.appendPathExtension(pathExtension) }
+        let file = TransferContent.temporaryFile(for: type)
         do {
             let (_, source) = try await proxy.readFd(name, item: item, type: offered, expect: expect)
             defer { close(source) }
             let destination = open(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard destination >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             defer { close(destination) }
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            var total: Int64 = 0
-            while true {
-                try Task.checkCancellation()
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
-                if count < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                if count == 0 { break }
-                let written = buffer.withUnsafeBytes { Glibc.write(destination, $0.baseAddress, count) }
-                guard written == count else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                total += Int64(count)
-                if size > 0 { progress?(min(1, Double(total) / Double(size))) }
+            try copyChunks(from: source, size: size, progress: progress) { chunk in
+                var offset = 0
+                while offset < chunk.count {
+                    let written = Glibc.write(destination, chunk.baseAddress! + offset, chunk.count - offset)
+                    if written < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                    offset += written
+                }
             }
-            progress?(1)
             return file
         } catch {
             try? FileManager.default.removeItem(at: file)
             throw error
         }
+    }
+
+    /// Reads `source` to its end in chunks of up to 1 MiB, handing each to `sink`, checking for
+    /// cancellation before each read and reporting progress against `size` (unknown when not
+    /// positive) after each, then 1 at the end.
+    private static func copyChunks(
+        from source: Int32, size: Int64, progress: (@Sendable (Double) -> Void)?,
+        into sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var total: Int64 = 0
+        while true {
+            try Task.checkCancellation()
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
+            if count < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            if count == 0 { break }
+            try buffer.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            total += Int64(count)
+            if size > 0 { progress?(min(1, Double(total) / Double(size))) }
+        }
+        progress?(1)
     }
 }

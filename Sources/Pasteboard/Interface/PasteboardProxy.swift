@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 @_exported import PasteboardModel
 
 /// The `org.pasteboardd.Pasteboard1` interface, method for method, for clients that want the
@@ -22,6 +23,8 @@ public final class PasteboardProxy: Sendable {
     public static let interface = "org.pasteboardd.Pasteboard1"
 
     let connection: Connection
+    /// This connection's `org.pasteboardd.Provider1` object, once a promise has exported it.
+    let dataProviders = Mutex<DataProviders?>(nil)
 
     /// The bus address in use.
     public var address: String { connection.address }
@@ -43,7 +46,13 @@ public final class PasteboardProxy: Sendable {
 
     /// `ListPasteboards`: every name written and not removed since.
     public func listPasteboards() async throws -> [String] {
-        try await call("ListPasteboards").first?.stringArrayValue ?? []
+        try await listPasteboards(autoStart: true)
+    }
+
+    /// ``listPasteboards()``; with `autoStart` false, a stopped server is not started by bus
+    /// activation (the call fails instead).
+    func listPasteboards(autoStart: Bool) async throws -> [String] {
+        try await call("ListPasteboards", autoStart: autoStart).first?.stringArrayValue ?? []
     }
 
     /// `ChangeCount`: the pasteboard's change count, 0 for a name never written.
@@ -86,7 +95,13 @@ public final class PasteboardProxy: Sendable {
     /// `Types`: every type of every item, first item first, no repeats, with the change count
     /// they belong to.
     public func types(_ name: String) async throws -> (count: UInt64, types: [String]) {
-        let reply = try await call("Types", [.string(name)])
+        try await types(name, autoStart: true)
+    }
+
+    /// ``types(_:)``; with `autoStart` false, a stopped server is not started by bus activation
+    /// (the call fails instead).
+    func types(_ name: String, autoStart: Bool) async throws -> (count: UInt64, types: [String]) {
+        let reply = try await call("Types", [.string(name)], autoStart: autoStart)
         return (reply.first?.uint64Value ?? 0, reply.dropFirst().first?.stringArrayValue ?? [])
     }
 
@@ -243,7 +258,8 @@ public final class PasteboardProxy: Sendable {
         }
     }
 
-    /// Yields whenever the server's bus name changes owner (the server stopped or restarted).
+    /// Yields whenever the server's bus name gets a new owner (the server started or
+    /// restarted); not when the server stops.
     public func serverRestarts() async throws -> AsyncStream<Void> {
         let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: Self.busName)
         let signals: AsyncStream<Message>
@@ -254,7 +270,12 @@ public final class PasteboardProxy: Sendable {
         }
         return AsyncStream { continuation in
             let task = Task {
-                for await _ in signals { continuation.yield() }
+                for await signal in signals {
+                    // NameOwnerChanged(name, old owner, new owner): an empty new owner is a stop.
+                    let arguments = signal.arguments()
+                    guard arguments.count == 3, let owner = arguments[2].stringValue, !owner.isEmpty else { continue }
+                    continuation.yield()
+                }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
@@ -276,9 +297,14 @@ public final class PasteboardProxy: Sendable {
         try await call(method, arguments)
     }
 
-    private func call(interface: String = PasteboardProxy.interface, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    /// - Parameter autoStart: Whether the bus may start a stopped server to answer the call.
+    private func call(
+        interface: String = PasteboardProxy.interface, _ method: String, _ arguments: [DBusValue] = [], autoStart: Bool = true
+    ) async throws -> [DBusValue] {
         do {
-            return try await connection.call(destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments)
+            let message = try Message.methodCall(destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments)
+            message.setAutoStart(autoStart)
+            return try await connection.call(message).arguments()
         } catch {
             throw translate(error)
         }

@@ -89,18 +89,17 @@ extension ProxyRepresentation: PrimitiveTransferRepresentation {
         let names = (item: "\(Item.self)", proxy: "\(Proxy.self)")
         return targets.compactMap { target -> TransferEntry<Item>? in
             var export: (@Sendable (Item) async throws -> TransferContent)?
-            var exportCheck: (@Sendable (Item) async throws -> Bool)?
             if let exporting, let targetExport = target.export {
                 export = { item in
                     let proxy = try await exporting(item)
-                    guard try await target.offers(proxy) else {
+                    // A proxied target checks its own proxy type's conditions the same way.
+                    guard target.isExportable(proxy) else {
                         throw TransferError.notExportable(
                             "The \(names.proxy) that \(names.item) converts to does not offer \(target.contentType) "
                                 + "(its exportingCondition is false).")
                     }
                     return try await targetExport(proxy)
                 }
-                exportCheck = { item in try await target.offers(try await exporting(item)) }
             }
             var `import`: (@Sendable (TransferContent) async throws -> Item)?
             if let importing, let targetImport = target.import {
@@ -109,7 +108,7 @@ extension ProxyRepresentation: PrimitiveTransferRepresentation {
             guard export != nil || `import` != nil else { return nil }
             return TransferEntry(
                 contentType: target.contentType, visibility: target.visibility, export: export, import: `import`,
-                prefersFile: target.prefersFile, exportCheck: exportCheck)
+                prefersFile: target.prefersFile)
         }
     }
 }

@@ -9,110 +9,43 @@ import PasteboardModel
 struct ExportedRepresentation: Sendable {
     let contentType: UTType
     let visibility: TransferRepresentationVisibility
-    /// From `suggestedFileName`.
-    let suggestedFileName: String?
     /// Bytes, or a file that belongs to the exporter (stream it; do not delete it).
     let content: TransferContent
 }
 
-/// One representation a value offers, its data not yet produced: for writes whose data is
-/// produced later, or streamed.
-struct ExportCandidate {
-    let contentType: UTType
-    let visibility: TransferRepresentationVisibility
-    let suggestedFileName: String?
-    /// The representation is a `FileRepresentation`: `content` will be a file.
-    let prefersFile: Bool
-    /// Produces the data. Not `@Sendable`, as it holds the value; see
-    /// ``sendableTransferEntriesForExport(of:)`` for `Sendable` values.
-    let content: () async throws -> TransferContent
-}
-
-/// ``ExportCandidate`` for a `Sendable` value, whose `content` may run in any task (a promise
-/// resolved when another process reads).
-struct SendableExportCandidate: Sendable {
-    let contentType: UTType
-    let visibility: TransferRepresentationVisibility
-    let suggestedFileName: String?
-    let prefersFile: Bool
-    let content: @Sendable () async throws -> TransferContent
-}
-
-/// The representations a value offers, richest first, with their data not yet produced.
+/// Every representation a value offers, exported now, richest first: what
+/// `writeObjects(_:)` writes for one value.
 ///
 /// Applies the writing rule: each entry that exports, whose exporting condition holds (for a
 /// proxied entry, after converting the value), in declaration order, skipping a content type
-/// the server would take for one already listed (`.url` and `.fileURL` are both
-/// `text/uri-list`).
-///
-/// - Throws: What a proxy's conversion throws while checking its conditions.
-func transferEntriesForExport<Item: Transferable>(of value: Item) async throws -> [ExportCandidate] {
-    var candidates: [ExportCandidate] = []
-    for entry in try await offeredEntries(of: value) {
-        guard let export = entry.export else { continue }
-        candidates.append(
-            ExportCandidate(
-                contentType: entry.contentType, visibility: entry.visibility,
-                suggestedFileName: entry.exportFileName?(value) ?? nil, prefersFile: entry.prefersFile,
-                content: { try await export(value) }))
-    }
-    return candidates
-}
-
-/// ``transferEntriesForExport(of:)`` for a `Sendable` value: the closures may be kept and run
-/// in any task.
-func sendableTransferEntriesForExport<Item: Transferable & Sendable>(
-    of value: Item
-) async throws -> [SendableExportCandidate] {
-    var candidates: [SendableExportCandidate] = []
-    for entry in try await offeredEntries(of: value) {
-        guard let export = entry.export else { continue }
-        candidates.append(
-            SendableExportCandidate(
-                contentType: entry.contentType, visibility: entry.visibility,
-                suggestedFileName: entry.exportFileName?(value) ?? nil, prefersFile: entry.prefersFile,
-                content: { try await export(value) }))
-    }
-    return candidates
-}
-
-/// Every representation a value offers, exported now, richest first: what
-/// `writeObjects(_:)` writes for one value.
+/// the server would take for one already exported (`.url` and `.fileURL` are both
+/// `text/uri-list`). An entry whose exporter throws `TransferError.notExportable` is skipped
+/// and does not hide a later entry of the same type.
 ///
 /// Works on any value, `any Transferable` included (it is opened), as nothing outlives the
 /// call.
 ///
 /// - Throws: What an exporter throws, and `CancellationError` when the task is cancelled.
 func exportRepresentations<Item: Transferable>(of value: Item) async throws -> [ExportedRepresentation] {
+    var seen: Set<String> = []
     var representations: [ExportedRepresentation] = []
-    for entry in try await offeredEntries(of: value) {
-        guard let export = entry.export else { continue }
+    for entry in Item.transferEntries {
+        guard let export = entry.export, entry.isExportable(value) else { continue }
+        let key = entry.contentType.pasteboardTypeValue?.canonicalForm ?? entry.contentType.key
+        guard !seen.contains(key) else { continue }
         try Task.checkCancellation()
         let content: TransferContent
         do {
+            // A proxied entry's exporter converts the value once and checks the proxy type's
+            // conditions itself, throwing `notExportable` when they fail.
             content = try await export(value)
         } catch let error as TransferError where error.code == .notExportable {
             continue
         }
-        representations.append(
-            ExportedRepresentation(
-                contentType: entry.contentType, visibility: entry.visibility,
-                suggestedFileName: entry.exportFileName?(value) ?? nil, content: content))
+        seen.insert(key)
+        representations.append(ExportedRepresentation(contentType: entry.contentType, visibility: entry.visibility, content: content))
     }
     return representations
-}
-
-/// The entries a value offers, in order, one per pasteboard type.
-private func offeredEntries<Item: Transferable>(of value: Item) async throws -> [TransferEntry<Item>] {
-    var seen: Set<String> = []
-    var offered: [TransferEntry<Item>] = []
-    for entry in Item.transferEntries {
-        let key = entry.contentType.pasteboardTypeValue?.canonicalForm ?? entry.contentType.key
-        guard !seen.contains(key), try await entry.offers(value) else { continue }
-        seen.insert(key)
-        offered.append(entry)
-    }
-    return offered
 }
 
 // MARK: - Reading

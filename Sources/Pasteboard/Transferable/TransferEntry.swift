@@ -4,10 +4,10 @@ import Foundation
 // entries, each one content type with closures to export and import it. The pasteboard writes
 // and reads through these; nothing here knows about D-Bus.
 //
-// Writing: for each entry, in order, where `export != nil && isExportable(item)` (and, for an
-// entry that came through a `ProxyRepresentation`, `exportCheck`), skipping content types
-// already written. `exportRepresentations(of:)` and `transferEntriesForExport(of:)` do exactly
-// that.
+// Writing: for each entry, in order, where `export != nil && isExportable(item)` and the
+// exporter does not throw `TransferError.notExportable` (an entry that came through a
+// `ProxyRepresentation` does when the proxy type's conditions fail), skipping content types
+// already written. `exportRepresentations(of:)` does exactly that.
 //
 // Reading: the first entry with `import != nil` whose content type the pasteboard satisfies.
 // `Transferable.importMatch(offering:)` finds it from an item's types.
@@ -44,13 +44,20 @@ extension TransferContent {
         case .file(let url):
             return url
         case .data(let data):
-            var file = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)")
-            if let pathExtension = type.preferredFilenameExtension {
-                file.appendPathExtension(pathExtension)
-            }
+            let file = Self.temporaryFile(for: type)
             try data.write(to: file)
             return file
         }
+    }
+
+    /// A new name for a temporary file of `type`: `pasteboard-<UUID>.<extension>` in the
+    /// temporary directory. Nothing is created.
+    static func temporaryFile(for type: UTType) -> URL {
+        var file = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-\(UUID().uuidString)")
+        if let pathExtension = type.preferredFilenameExtension {
+            file.appendPathExtension(pathExtension)
+        }
+        return file
     }
 
     /// Whether the content is a file.
@@ -77,16 +84,13 @@ struct TransferEntry<Item>: Sendable {
     let exportFileName: (@Sendable (Item) -> String?)?
     /// From `exportingCondition`; true when there is none.
     let isExportable: @Sendable (Item) -> Bool
-    /// Produces the data; `nil` when the entry is import-only.
+    /// Produces the data; `nil` when the entry is import-only. Throws
+    /// `TransferError.notExportable` when a proxied entry's proxy type does not offer it.
     let export: (@Sendable (Item) async throws -> TransferContent)?
     /// Makes a value from the data; `nil` when the entry is export-only.
     let `import`: (@Sendable (TransferContent) async throws -> Item)?
     /// Whether the representation is a `FileRepresentation`, whose data is best streamed.
     var prefersFile: Bool
-    /// For an entry reached through a `ProxyRepresentation`: converts the value and checks the
-    /// proxy type's own exporting conditions, which ``isExportable`` cannot, being synchronous.
-    /// `nil` for a direct entry.
-    let exportCheck: (@Sendable (Item) async throws -> Bool)?
 
     init(
         contentType: UTType,
@@ -95,8 +99,7 @@ struct TransferEntry<Item>: Sendable {
         isExportable: @escaping @Sendable (Item) -> Bool = { _ in true },
         export: (@Sendable (Item) async throws -> TransferContent)?,
         import: (@Sendable (TransferContent) async throws -> Item)?,
-        prefersFile: Bool = false,
-        exportCheck: (@Sendable (Item) async throws -> Bool)? = nil
+        prefersFile: Bool = false
     ) {
         self.contentType = contentType
         self.visibility = visibility
@@ -105,7 +108,6 @@ struct TransferEntry<Item>: Sendable {
         self.export = export
         self.import = `import`
         self.prefersFile = prefersFile
-        self.exportCheck = exportCheck
     }
 
     /// A copy with some properties replaced.
@@ -117,17 +119,7 @@ struct TransferEntry<Item>: Sendable {
         TransferEntry(
             contentType: contentType, visibility: visibility ?? self.visibility,
             exportFileName: exportFileName ?? self.exportFileName, isExportable: isExportable ?? self.isExportable,
-            export: export, import: self.import, prefersFile: prefersFile, exportCheck: exportCheck)
-    }
-
-    /// Whether the value offers this entry: an exporter, the conditions, and for a proxied
-    /// entry the proxy type's conditions.
-    func offers(_ item: Item) async throws -> Bool {
-        guard export != nil, isExportable(item) else { return false }
-        if let exportCheck {
-            return try await exportCheck(item)
-        }
-        return true
+            export: export, import: self.import, prefersFile: prefersFile)
     }
 }
 

@@ -81,8 +81,9 @@ struct Copy: AsyncParsableCommand {
         }
         let types = try typesToOffer(head, complete: complete)
         if complete {
+            let data = Data(head)
             do {
-                try await proxy.writeItems(name, [types.map { ($0, Data(head)) }], options: options)
+                try await proxy.writeItems(name, [types.map { ($0, data) }], options: options)
                 return
             } catch let error as PasteboardError where error.code == .tooLarge && head.count > 0 {
                 // The server takes less inline than we guessed: hand it over by descriptor.

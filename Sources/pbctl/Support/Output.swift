@@ -15,16 +15,9 @@ enum Output {
         write(1, Array(data))
     }
 
+    /// Writes all of `bytes`, giving up silently if the reader went away.
     static func write(_ fd: Int32, _ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += count
-        }
+        _ = Streaming.writeAll(fd, bytes[...])
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
