@@ -90,6 +90,7 @@ struct ConnectionTests {
         }
         do {
             _ = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Nope")
+            Issue.record("an unknown method was answered")
         } catch {
             #expect(error.name == "org.freedesktop.DBus.Error.UnknownMethod")
         }
@@ -138,7 +139,7 @@ struct ConnectionTests {
         } catch {
             #expect(error.name == "org.freedesktop.DBus.Error.NoReply")
         }
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(15), "the 300 ms deadline was not enforced")
     }
 
     @Test func closingFailsPendingCallsAndEndsSignals() async throws {

@@ -433,13 +433,6 @@ final class PipeFeeder: Sendable {
     }
 }
 
-/// A flag set from one task and read from another.
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
-    func set() { value.store(true, ordering: .sequentiallyConsistent) }
-}
-
 extension String {
     var bytes: [UInt8] { Array(utf8) }
 }

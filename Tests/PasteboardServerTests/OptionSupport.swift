@@ -38,16 +38,6 @@ extension SignalRecorder {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), every interval: Duration = .milliseconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if try await condition() { return true }
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: interval)
-    }
-}
-
 /// The bytes a server keeps under its state directory.
 enum StateFiles {
     /// Every regular file under `directory`, at any depth, with its bytes (a file deleted

@@ -60,17 +60,29 @@ struct PromiseTests {
     }
 
     @Test func aWriterThatLeftOrNeverAnswersGivesProviderFailed() async throws {
-        let h = try await Harness(limits: ["provider-timeout-ms=300"])
+        let h = try await Harness(limits: ["provider-timeout-ms=3000"])
         let silent = try h.connect()
-        try silent.export(TestProvider([:], answers: false), at: "/org/pasteboardd/Provider1")
+        let provider = TestProvider([:], answers: false)
+        try silent.export(provider, at: "/org/pasteboardd/Provider1")
         _ = try await promise(h, [["text/plain"]], by: silent, to: "silent")
         let started = ContinuousClock.now
-        async let waiting = h.expectFailure("ProviderFailed", "ReadData", [.string("silent"), .uint32(0), .string("text/plain"), .uint64(0)])
-        // Others are answered while the server waits.
+        let finished = Flag()
+        async let waiting: DBusError? = {
+            defer { finished.set() }
+            return await h.expectFailure("ProviderFailed", "ReadData", [.string("silent"), .uint32(0), .string("text/plain"), .uint64(0)])
+        }()
+        // Others are answered while the server waits: once it is inside Provide, a server
+        // blocked by the provider would not answer before the read has failed.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while provider.calls.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(!provider.calls.withLock { $0.isEmpty }, "the server never asked the provider")
         #expect(try await h.changeCount("silent") == 1)
+        #expect(!finished.isSet, "the read ended before the server answered someone else")
         let error = await waiting
-        #expect(error?.message.contains("provider-timeout-ms") == true)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(error?.message.contains("provider-timeout-ms") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < .seconds(10))
         // The type stays listed.
         #expect(try await h.types("silent") == (1, ["text/plain"]))
 
@@ -79,7 +91,7 @@ struct PromiseTests {
         gone.close()
         await gone.waitUntilDisconnected()
         let left = await h.expectFailure("ProviderFailed", "ReadData", [.string("gone"), .uint32(0), .string("text/plain"), .uint64(0)])
-        #expect(left?.message.contains("left the bus") == true)
+        #expect(left?.message.contains("left the bus") == true, "\(String(describing: left))")
     }
 
     @Test func promisedContentsStayOffTheDiskAndOutOfHistory() async throws {

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -30,15 +31,24 @@ struct CallFloodTests {
         let h = try await Harness()
         try await h.write(text: "steady")
         let flooder = try h.connect()
+        let replies = Counter()
         let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<5_000 {
                 group.addTask {
                     let method = index % 2 == 0 ? "ChangeCount" : "Types"
+                    defer { replies.increment() }
                     return try await h.call(method, [.string("general")], on: flooder).first?.uint64Value == 1
                 }
             }
-            // Meanwhile another client is answered.
+            // Meanwhile (once the flood is being answered) another client is answered, before
+            // the flood is over.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while replies.value == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
             #expect(try await h.readData("text/plain;charset=utf-8").data == Array("steady".utf8))
+            let arrived = replies.value
+            #expect(arrived < 5_000, "the other client was answered only after the whole flood")
             var answered = 0
             for try await ok in group where ok { answered += 1 }
             return answered
@@ -46,4 +56,11 @@ struct CallFloodTests {
         #expect(answered == 5_000)
         #expect(try await h.changeCount() == 1)
     }
+}
+
+/// A count shared by many tasks.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func increment() { count.add(1, ordering: .relaxed) }
 }

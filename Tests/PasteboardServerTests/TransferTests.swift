@@ -44,10 +44,10 @@ struct TransferTests {
         let h = try await Harness(limits: ["transfer-idle-timeout-ms=500"])
         try await h.write(text: "before")
         let before = try await h.snapshot()
-        // For about three seconds the writer sends a byte every 100 ms, so the transfer stays
+        // For about six seconds the writer sends a byte every 100 ms, so the transfer stays
         // open (long enough for the calls below on a loaded machine); then it goes silent
         // without closing the pipe.
-        let (readEnd, feeder) = try PipeFeeder.start(count: 30, keepOpen: true) { _ in
+        let (readEnd, feeder) = try PipeFeeder.start(count: 60, keepOpen: true) { _ in
             Thread.sleep(forTimeInterval: 0.1)
             return [UInt8(ascii: "x")]
         }
@@ -71,7 +71,7 @@ struct TransferTests {
         let error = await stalled
         #expect(await feeder.wait(timeout: .seconds(1)))
         let waited = ContinuousClock.now - (feeder.lastWrite ?? .now)
-        #expect(feeder.written == 30)
+        #expect(feeder.written == 60)
         #expect(error?.message.contains("transfer-idle-timeout-ms") == true, "\(String(describing: error))")
         #expect(waited >= .milliseconds(450) && waited < .seconds(5), "gave up \(waited) after the last byte")
         #expect(try await h.snapshot() == before)

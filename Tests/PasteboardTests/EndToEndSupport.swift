@@ -120,22 +120,6 @@ final class CallMonitor: Sendable {
     }
 }
 
-// MARK: - Waiting
-
-/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
-/// It runs on the caller's actor, so a `@MainActor` test can poll main-actor state.
-func eventually(
-    isolation: isolated (any Actor)? = #isolation,
-    timeout: Duration = .seconds(5), _ condition: () async throws -> Bool
-) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if try await condition() { return true }
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-}
-
 /// Values gathered by one task and read by another.
 final class Collected<Value: Sendable>: Sendable {
     private let values = Mutex<[Value]>([])
@@ -147,17 +131,6 @@ final class Collected<Value: Sendable>: Sendable {
     var all: [Value] {
         values.withLock { $0 }
     }
-}
-
-/// A flag set once, from any task.
-final class Flag: Sendable {
-    private let value = Mutex(false)
-
-    func set() {
-        value.withLock { $0 = true }
-    }
-
-    var isSet: Bool { value.withLock { $0 } }
 }
 
 /// Collects a pasteboard's changes in a task of its own, and makes sure the subscription is in
@@ -183,15 +156,27 @@ final class ChangeRecorder: Sendable {
     /// Whether the consuming loop has ended.
     var hasFinished: Bool { finished.isSet }
 
-    /// Writes a marker to `pasteboard` until the recorder sees a change of it; returns the
-    /// change count to look beyond.
+    /// Writes markers to `pasteboard` until the recorder sees a change of any of them, then
+    /// waits for the change of the last, so that nothing of the priming is still on its way;
+    /// returns the change count to look beyond.
     func waitUntilSubscribed(by pasteboard: Pasteboard, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let timeout: Duration = .seconds(5)
+        let deadline = ContinuousClock.now + timeout
+        var markers: Set<Int> = []
+        func seen(_ counts: Set<Int>) -> Bool {
+            changes.all.contains { $0.name == pasteboard.name && counts.contains($0.changeCount) }
+        }
         while ContinuousClock.now < deadline {
             try await pasteboard.setString("subscribed?")
-            let count = try await pasteboard.changeCount
-            if await eventually(timeout: .milliseconds(200), { self.changes.all.contains { $0.name == pasteboard.name && $0.changeCount == count } }) {
-                return count
+            markers.insert(try await pasteboard.changeCount)
+            if await eventually(timeout: .milliseconds(200), { seen(markers) }) {
+                // Subscribed; the last marker's change may still be on its way.
+                let last = markers.max()!
+                guard await eventually(timeout: timeout, { seen([last]) }) else {
+                    Issue.record("the change sequence saw an earlier marker but not the last (\(last)) within \(timeout)", sourceLocation: sourceLocation)
+                    throw TestSupportError("not subscribed")
+                }
+                return last
             }
         }
         Issue.record("the change sequence saw none of this process's writes within 5 s", sourceLocation: sourceLocation)

@@ -57,6 +57,11 @@ struct PasteButtonTests {
         expectSuccess(try await world.pbctl("copy", "--concealed", input: "secret"))
         #expect(await eventually { button.isEnabled })
 
+        // A marker call: once the monitor shows it, it has shown every call made before it.
+        let markers = monitor.members.filter { $0 == "ChangeCount" }.count
+        _ = try await pasteboard.changeCount
+        #expect(await eventually { monitor.members.filter { $0 == "ChangeCount" }.count > markers }, "the monitor never showed the marker")
+
         let reads: Set<String> = ["ReadData", "ReadBest", "ReadFd", "Items"]
         #expect(monitor.members.filter(reads.contains) == [], "\(monitor.members)")
         #expect(monitor.members.contains("WriteItems"), "the monitor saw pbctl's writes")
@@ -73,7 +78,7 @@ struct PasteButtonTests {
         #expect(await eventually { button.isEnabled })
 
         let images = PasteButton(payloadType: Bird.self, pasteboard: world.pasteboard())
-        try await Task.sleep(for: .milliseconds(200))
+        await images.refresh()
         #expect(!images.isEnabled)
     }
 

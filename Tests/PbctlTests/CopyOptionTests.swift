@@ -15,38 +15,35 @@ struct CopyOptionTests {
         #expect(lines.contains { $0.hasPrefix("\(count - 1)\t") }, "\(history.out)", sourceLocation: sourceLocation)
     }
 
-    @Test func concealed() async throws {
-        let world = try await PbctlHarness()
-        let watcher = try world.watch("watch")
-        defer { watcher.stop() }
-        let skipped = try await watcher.prime(world) { "general \($0) text/plain;charset=utf-8" }
-        let count = try await world.changeCount()
-        expectSuccess(try await world.pbctl("copy", "--concealed", input: "hunter2"))
-        expectSuccess(try await world.pbctl("paste"), stdout: "hunter2")
-        // Changed carries no types for a secret.
-        #expect(Array(try await watcher.waitForLines(skipped + 1).dropFirst(skipped)) == ["general \(count + 1)"])
-        try await expectNotInHistory(world, count + 1)
-        // Never on disk: after a crash the pasteboard is empty, its count no lower.
-        let server = try #require(world.server)
-        server.kill9()
-        try await server.restart()
-        expect(try await world.pbctl("paste"), status: 1, stdout: "", stderr: "pbctl: 'general' is empty\n")
-        #expect(try await world.changeCount() >= count + 1)
+    /// A copy flag that keeps the copy out of the history and off the disk.
+    struct Unkept: Sendable, CustomTestStringConvertible {
+        let flag: String
+        let text: String
+        /// What `pbctl watch` prints after the count: a secret's signal carries no types; a
+        /// transient copy's types are announced.
+        let announced: String
+
+        var testDescription: String { flag }
+
+        static let concealed = Unkept(flag: "--concealed", text: "hunter2", announced: "")
+        static let transient = Unkept(flag: "--transient", text: "passing", announced: " text/plain;charset=utf-8")
     }
 
-    @Test func transient() async throws {
+    @Test(arguments: [Unkept.concealed, .transient])
+    func keptOutOfHistoryAndOffTheDisk(_ option: Unkept) async throws {
         let world = try await PbctlHarness()
         let watcher = try world.watch("watch")
         defer { watcher.stop() }
         let skipped = try await watcher.prime(world) { "general \($0) text/plain;charset=utf-8" }
         let count = try await world.changeCount()
-        expectSuccess(try await world.pbctl("copy", "--transient", input: "passing"))
-        expectSuccess(try await world.pbctl("paste"), stdout: "passing")
-        expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
-        // Unlike a secret, its types are announced.
-        #expect(Array(try await watcher.waitForLines(skipped + 1).dropFirst(skipped)) == ["general \(count + 1) text/plain;charset=utf-8"])
+        expectSuccess(try await world.pbctl("copy", option.flag, input: option.text))
+        expectSuccess(try await world.pbctl("paste"), stdout: option.text)
+        if option.flag == "--transient" {
+            expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
+        }
+        #expect(Array(try await watcher.waitForLines(skipped + 1).dropFirst(skipped)) == ["general \(count + 1)\(option.announced)"])
         try await expectNotInHistory(world, count + 1)
-        // Not on disk either.
+        // Never on disk: after a crash the pasteboard is empty, its count no lower.
         let server = try #require(world.server)
         server.kill9()
         try await server.restart()
