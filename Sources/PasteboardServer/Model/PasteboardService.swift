@@ -47,13 +47,7 @@ final class PasteboardService: @unchecked Sendable {
             try store.save(name, entries[name]!)
         }
         var referenced = Set<String>()
-        for entry in entries.values {
-            for item in entry.items + entry.history.flatMap(\.items) {
-                for representation in item.representations {
-                    if case .file(let blob) = representation.payload { referenced.insert(blob.id) }
-                }
-            }
-        }
+        Self.forEachBlob(in: entries) { referenced.insert($0.id) }
         let orphans = store.removeOrphanBlobs(keeping: referenced)
         if orphans > 0 {
             logger.notice("store: deleted \(orphans) blob file(s) left by an interrupted write")
@@ -62,12 +56,21 @@ final class PasteboardService: @unchecked Sendable {
 
     /// The current contents are in the store: their blob files outlive the objects in memory.
     deinit {
-        for entry in entries.values {
-            for item in entry.items + entry.history.flatMap(\.items) {
+        Self.forEachBlob(in: entries) { $0.keepFile() }
+    }
+
+    /// Every blob file the entries refer to, in their contents and their history.
+    private static func forEachBlob(in entries: [PasteboardName: PasteboardEntry], _ body: (Blob) -> Void) {
+        func visit(_ items: [Item]) {
+            for item in items {
                 for representation in item.representations {
-                    if case .file(let blob) = representation.payload { blob.keepFile() }
+                    if case .file(let blob) = representation.payload { body(blob) }
                 }
             }
+        }
+        for entry in entries.values {
+            visit(entry.items)
+            for generation in entry.history { visit(generation.items) }
         }
     }
 

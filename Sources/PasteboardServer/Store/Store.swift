@@ -18,7 +18,7 @@ import PasteboardModel
 final class Store {
     let directory: String
     let blobDirectory: String
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
     /// Where an unreadable store was moved at start-up, for the log; nil when it opened.
     private(set) var quarantine: (folder: String, reason: String)?
 
@@ -118,105 +118,6 @@ final class Store {
             try db.execute(sql: "ALTER TABLE pasteboard ADD COLUMN volatile INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
-    }
-
-    // MARK: Loading
-
-    /// What the store holds, and what it found wrong (rows whose file is missing or truncated
-    /// are dropped from their item and reported, never silently).
-    struct Loaded {
-        var entries: [PasteboardName: PasteboardEntry] = [:]
-        var problems: [String] = []
-        /// Pasteboards whose concealed or transient contents were lost with the last run; their
-        /// count has been moved on by one and must be saved.
-        var vanished: [PasteboardName] = []
-    }
-
-    func load() throws -> Loaded {
-        try database.read { db in
-            var loaded = Loaded()
-            if let result = try String.fetchOne(db, sql: "PRAGMA quick_check"), result != "ok" {
-                loaded.problems.append("the database failed its integrity check: \(result)")
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT name, count, listed, changed_at, expires_at, owner_pid, volatile FROM pasteboard") {
-                let text: String = row["name"]
-                guard let name = try? PasteboardName(validating: text) else {
-                    loaded.problems.append("skipped a stored pasteboard with an invalid name")
-                    continue
-                }
-                var entry = PasteboardEntry(
-                    count: UInt64(bitPattern: row["count"]), items: [],
-                    isListed: row["listed"], changedAt: UInt64(bitPattern: row["changed_at"]))
-                entry.expiresAt = (row["expires_at"] as Int64?).map { UInt64(bitPattern: $0) }
-                entry.ownerPID = (row["owner_pid"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
-                if row["volatile"] as Bool {
-                    // Concealed or transient contents did not survive the restart: that is a
-                    // change, so readers holding the old count see it.
-                    entry.count += 1
-                    loaded.vanished.append(name)
-                }
-                loaded.entries[name] = entry
-            }
-            var blobs: [String: Blob] = [:]
-            let current = try Self.loadItems(
-                db, sql: "SELECT pasteboard, 0 AS count, item, type, size, data, blob FROM representation ORDER BY pasteboard, item, position",
-                blobDirectory: blobDirectory, blobs: &blobs, problems: &loaded.problems)
-            for (key, items) in current where loaded.entries[key.name] != nil {
-                loaded.entries[key.name]!.items = items
-            }
-            let earlier = try Self.loadItems(
-                db, sql: "SELECT pasteboard, count, item, type, size, data, blob FROM generation_representation ORDER BY pasteboard, count, item, position",
-                blobDirectory: blobDirectory, blobs: &blobs, problems: &loaded.problems)
-            for row in try Row.fetchAll(db, sql: "SELECT pasteboard, count, written_at FROM generation ORDER BY pasteboard, count DESC") {
-                guard let name = try? PasteboardName(validating: row["pasteboard"] as String), loaded.entries[name] != nil else { continue }
-                let count = UInt64(bitPattern: row["count"])
-                guard let items = earlier[ItemsKey(name: name, count: count)], !items.isEmpty else { continue }
-                loaded.entries[name]!.history.append(Generation(count: count, writtenAt: UInt64(bitPattern: row["written_at"]), items: items))
-            }
-            return loaded
-        }
-    }
-
-    struct ItemsKey: Hashable {
-        let name: PasteboardName
-        let count: UInt64
-    }
-
-    /// Groups representation rows (`pasteboard, count, item, type, size, data, blob`, ordered)
-    /// into items. One blob file gives one ``Blob`` object however many rows name it, so that
-    /// it is deleted only when none of them is left.
-    private static func loadItems(
-        _ db: Database, sql: String, blobDirectory: String, blobs: inout [String: Blob], problems: inout [String]
-    ) throws -> [ItemsKey: [Item]] {
-        var result: [ItemsKey: [Item]] = [:]
-        var last: (key: ItemsKey, item: Int)? = nil
-        let rows = try Row.fetchCursor(db, sql: sql)
-        while let row = try rows.next() {
-            guard let name = try? PasteboardName(validating: row["pasteboard"] as String),
-                  let type = try? PasteboardType(validating: row["type"] as String) else { continue }
-            let key = ItemsKey(name: name, count: UInt64(bitPattern: row["count"]))
-            let itemIndex: Int = row["item"]
-            let size = UInt64(bitPattern: row["size"])
-            let payload: Payload
-            if let blobID: String = row["blob"] {
-                let blob = blobs[blobID] ?? Blob(id: blobID, directory: blobDirectory, size: size)
-                guard fileSize(blob.path) == size else {
-                    blob.keepFile()
-                    problems.append("pasteboard '\(name)' item \(itemIndex) lost its \(type) data (file \(blobID) missing or truncated)")
-                    continue
-                }
-                blobs[blobID] = blob
-                payload = .file(blob)
-            } else {
-                payload = .inline((row["data"] as Data?).map { Array($0) } ?? [])
-            }
-            if last?.key != key || last?.item != itemIndex {
-                result[key, default: []].append(Item(representations: []))
-                last = (key, itemIndex)
-            }
-            result[key]![result[key]!.count - 1].representations.append(Representation(type: type, payload: payload))
-        }
-        return result.mapValues { $0.filter { !$0.representations.isEmpty } }
     }
 
     // MARK: Saving
