@@ -63,14 +63,18 @@ public struct PasteboardName: Hashable, Sendable, CustomStringConvertible {
             throw .invalidName(
                 "The pasteboard name \(MessageText.quoted(name)) is \(byteCount) bytes long; \(rule).")
         }
-        var offset = 0
-        for scalar in name.unicodeScalars {
-            if (0x00...0x1F).contains(scalar.value) || (0x7F...0x9F).contains(scalar.value) {
+        // Byte by byte (every name of every call passes here): C0 controls and DEL are single
+        // bytes, C1 controls (U+0080–U+009F) are 0xC2 followed by 0x80–0x9F.
+        var previous: UInt8 = 0
+        for (offset, byte) in name.utf8.enumerated() {
+            let isC0 = byte < 0x20 || byte == 0x7F
+            let isC1 = previous == 0xC2 && (0x80...0x9F).contains(byte)
+            if isC0 || isC1 {
                 throw .invalidName(
                     "The pasteboard name \(MessageText.quoted(name)) contains the control character "
-                        + "\(MessageText.codePoint(scalar.value)) at byte \(offset); \(rule).")
+                        + "\(MessageText.codePoint(UInt32(byte))) at byte \(isC0 ? offset : offset - 1); \(rule).")
             }
-            offset += String(scalar).utf8.count
+            previous = byte
         }
     }
 }

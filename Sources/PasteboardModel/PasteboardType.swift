@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A type of data on a pasteboard: a MIME type, or an identifier that is not one.
 ///
 /// The pasteboard speaks MIME (`text/plain;charset=utf-8`, `image/png`), the vocabulary of the
@@ -52,6 +54,25 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
     ///   bytes, not printable ASCII, has a space anywhere but around a `;`, or contains `/`
     ///   without being a well-formed MIME type.
     public init(validating text: String) throws(PasteboardError) {
+        if let known = Self.recentlyValidated.withLock({ $0[text] }) {
+            self = known
+            return
+        }
+        let type = try Self(parsing: text)
+        Self.recentlyValidated.withLock { recent in
+            if recent.count >= Self.recentLimit { recent.removeAll(keepingCapacity: true) }
+            recent[text] = type
+        }
+        self = type
+    }
+
+    /// Types already validated, by their exact spelling: a server sees the same few spellings
+    /// on nearly every call, and parsing one costs more than the rest of a small read. Bounded,
+    /// so a client inventing new spellings only empties it.
+    private static let recentlyValidated = Mutex<[String: PasteboardType]>([:])
+    private static let recentLimit = 256
+
+    private init(parsing text: String) throws(PasteboardError) {
         let (compact, hadSpaces) = try TypeSyntax.compact(text)
         if compact.utf8.contains(UInt8(ascii: "/")) {
             self.init(mime: try TypeSyntax.parseMIME(compact, original: text))

@@ -25,7 +25,36 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Repetitions of the round-trip and signal figures (default: 1000 with --quick, else 3000).")
     var repetitions: Int?
 
+    @Option(help: ArgumentHelp(
+        "Measure only these figures (comma-separated: \(Figures.allCases.map(\.rawValue).joined(separator: ", "))).",
+        valueName: "figures"))
+    var only: String?
+
+    /// The groups of figures, in the order they are measured.
+    enum Figures: String, CaseIterable {
+        case roundTrip = "round-trip", signal, clients, transfer, pbctl, small, coldStart = "cold-start"
+    }
+
+    @Option(help: .hidden)
+    var role: String?
+
+    @Option(help: .hidden)
+    var address: String?
+
+    mutating func validate() throws {
+        if let role {
+            guard HelperRole(rawValue: role) != nil, address != nil else { throw ValidationError("--role takes echo or listen, with --address") }
+        }
+        for name in only?.split(separator: ",") ?? [] where Figures(rawValue: String(name)) == nil {
+            throw ValidationError("unknown figure '\(name)' in --only; choose from \(Figures.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
     mutating func run() async throws {
+        if let role = role.flatMap(HelperRole.init(rawValue:)), let address {
+            try await role.run(address: address)
+        }
+        let wanted = Set(only.map { $0.split(separator: ",").compactMap { Figures(rawValue: String($0)) } } ?? Figures.allCases)
         var counts = quick ? Repetitions.quick : Repetitions.full
         if let repetitions {
             counts.roundTrips = repetitions
@@ -35,16 +64,19 @@ struct Bench: AsyncParsableCommand {
         var figures: [Figure] = []
         do {
             let measure = Measurements(fixture: fixture, repetitions: counts)
-            figures.append(try await measure.roundTrip())
-            figures.append(try await measure.signalLatency())
-            figures += try await measure.concurrentClients()
-            figures += try await measure.largeTransfer(size: 64 << 20, times: counts.transfers)
-            if counts.largeTransfers > 0 {
-                figures += try await measure.largeTransfer(size: 1 << 30, times: counts.largeTransfers)
+            if wanted.contains(.roundTrip) { figures.append(try await measure.roundTrip()) }
+            if wanted.contains(.signal) { figures.append(try await measure.signalLatency()) }
+            if wanted.contains(.clients) { figures += try await measure.concurrentClients() }
+            if wanted.contains(.transfer) {
+                figures += try await measure.largeTransfer(size: 64 << 20, times: counts.transfers)
+                if counts.largeTransfers > 0 {
+                    figures += try await measure.largeTransfer(size: 1 << 30, times: counts.largeTransfers)
+                }
             }
-            figures.append(try await measure.pbctlProcesses())
-            figures.append(try await measure.smallPasteboards())
-            figures.append(try await measure.coldStart())
+            if wanted.contains(.pbctl) { figures.append(try await measure.pbctlProcesses()) }
+            // The cold start restarts the server on the pasteboards written for the memory figure.
+            if wanted.contains(.small) || wanted.contains(.coldStart) { figures.append(try await measure.smallPasteboards()) }
+            if wanted.contains(.coldStart) { figures.append(try await measure.coldStart()) }
         } catch {
             fixture.stop()
             throw error

@@ -1,4 +1,5 @@
 import DBus
+import ProcessSpawning
 import Foundation
 import Synchronization
 
@@ -6,8 +7,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A private `dbus-daemon`, the release-built `pasteboardd` on it, and the echo floor on a
-/// connection of this process: everything one run measures, torn down by ``stop()``.
+/// A private `dbus-daemon`, the release-built `pasteboardd` on it, and the echo floor in a
+/// process of its own: everything one run measures, torn down by ``stop()``.
 final class BusFixture: Sendable {
     static let serverName = "org.pasteboardd.Pasteboard1"
     static let serverPath = "/org/pasteboardd/Pasteboard1"
@@ -20,8 +21,8 @@ final class BusFixture: Sendable {
     private let server: Mutex<pid_t>
     /// The folder holding this binary, `pasteboardd` and `pbctl`.
     let products: String
-    /// The connection exporting the echo floor.
-    let echoConnection: Connection
+    /// The process serving the echo floor (this binary, `--role echo`).
+    let echoPID: pid_t
 
     /// Starts the daemon and the server, and exports the floor.
     ///
@@ -66,10 +67,43 @@ final class BusFixture: Sendable {
             }
             try await Task.sleep(for: .milliseconds(2))
         }
+        echoPID = try Spawn.start(products + "/pasteboard-bench", ["--role", "echo", "--address", address], output: directory + "/echo.log")
+        while try await probe!.nameOwner(EchoFloor.busName) == nil {
+            guard monotonicNanoseconds() < deadline, kill(echoPID, 0) == 0 else {
+                [echoPID, serverPID, daemonPID].forEach { kill($0, SIGKILL) }
+                throw BenchError("the echo floor did not own \(EchoFloor.busName) within 10 s (log: \(directory)/echo.log)")
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
         probe!.close()
+    }
 
-        echoConnection = try Connection.connect(address: address)
-        try echoConnection.export(EchoFloor(), at: EchoFloor.path)
+    /// Starts a `--role listen` process; its stdout comes back through the returned reader,
+    /// once it has said it is subscribed.
+    func startListener() throws -> (pid: pid_t, lines: LineReader) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        // Children get only what spawn hands them, so close-on-exec is no more than tidiness here.
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        let pid: pid_t
+        do {
+            pid = try spawn(
+                products + "/pasteboard-bench", ["--role", "listen", "--address", address],
+                standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0), standardOutput: .duplicate(fds[1]),
+                standardError: .open(directory + "/listener.log", flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o644))
+        } catch {
+            close(fds[0])
+            close(fds[1])
+            throw BenchError("\(error)")
+        }
+        close(fds[1])
+        let lines = LineReader(fd: fds[0])
+        guard lines.next() == "ready" else {
+            kill(pid, SIGKILL)
+            Spawn.wait(pid)
+            throw BenchError("the listener process did not start (log: \(directory)/listener.log)")
+        }
+        return (pid, lines)
     }
 
     private static func serverArguments(address: String, directory: String) -> [String] {
@@ -113,7 +147,8 @@ final class BusFixture: Sendable {
 
     /// Stops the server with SIGTERM, the daemon with SIGKILL, and removes the temporary folder.
     func stop() {
-        echoConnection.close()
+        kill(echoPID, SIGTERM)
+        Spawn.wait(echoPID)
         kill(serverPID, SIGTERM)
         Spawn.wait(serverPID)
         kill(daemonPID, SIGKILL)

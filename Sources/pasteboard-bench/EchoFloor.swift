@@ -1,13 +1,15 @@
 import DBus
 import Synchronization
 
-/// The floor: the least a service on the same D-Bus layer can do. `Set(ay)` keeps the bytes,
+/// The floor: the least a service on the same D-Bus layer can do, run in a process of its own
+/// (`pasteboard-bench --role echo`). `Set(ay)` keeps the bytes,
 /// `Get() → ay` returns them, `Emit()` replies and then emits `Pinged`, as the server emits
 /// `Changed` after a write's reply.
 final class EchoFloor: DBusObject {
     static let path = "/org/pasteboardd/BenchEcho"
     static let interface = "org.pasteboardd.BenchEcho"
     static let signal = "Pinged"
+    static let busName = "org.pasteboardd.BenchEcho"
 
     private let stored = Mutex<[UInt8]>([])
 

@@ -41,7 +41,7 @@ struct Measurements {
 
     private func echo(_ connection: Connection, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         try await connection.call(
-            destination: fixture.echoConnection.uniqueName, path: EchoFloor.path, interface: EchoFloor.interface,
+            destination: EchoFloor.busName, path: EchoFloor.path, interface: EchoFloor.interface,
             method: method, arguments: arguments)
     }
 
@@ -83,32 +83,43 @@ struct Measurements {
 
     // MARK: 2. Signal latency
 
-    /// A write until a second connection receives `Changed`, against `Emit` until `Pinged`.
+    /// The pasteboard the signal figure writes, which the listener process watches.
+    static let signalPasteboard = "bench-signal"
+
+    /// A write until a second process receives `Changed`, against `Emit` until it receives
+    /// `Pinged`. The listener prints the monotonic time it received each signal.
     func signalLatency() async throws -> Figure {
-        let writer = try fixture.connect(), listener = try fixture.connect()
+        let writer = try fixture.connect()
+        let listener = try fixture.startListener()
         defer {
             writer.close()
-            listener.close()
+            kill(listener.pid, SIGTERM)
+            Spawn.wait(listener.pid)
         }
-        let name = "bench-signal"
-        var changes = try await listener.signals(matching: MatchRule(interface: BusFixture.serverName, member: "Changed", arg0: name)).makeAsyncIterator()
-        var pings = try await listener.signals(matching: MatchRule(interface: EchoFloor.interface, member: EchoFloor.signal)).makeAsyncIterator()
         let payload = [UInt8](repeating: 0x62, count: 100)
         var server = Sample(), floor = Sample()
         for index in 0..<(repetitions.warmUp + repetitions.signals) {
-            let pasteboard = try await timed {
-                try await Self.writeItems(writer, name, payload)
-                guard await changes.next() != nil else { throw BenchError("the Changed stream ended") }
-            }
-            let floorTime = try await timed {
-                _ = try await echo(writer, "Emit")
-                guard await pings.next() != nil else { throw BenchError("the Pinged stream ended") }
-            }
+            let pasteboardStart = monotonicNanoseconds()
+            try await Self.writeItems(writer, Self.signalPasteboard, payload)
+            let pasteboard = try Self.received("C", after: pasteboardStart, from: listener.lines)
+            let floorStart = monotonicNanoseconds()
+            _ = try await echo(writer, "Emit")
+            let floorTime = try Self.received("P", after: floorStart, from: listener.lines)
             guard index >= repetitions.warmUp else { continue }
-            server.add(pasteboard.micros)
-            floor.add(floorTime.micros)
+            server.add(pasteboard)
+            floor.add(floorTime)
         }
-        return Figure("write → Changed received", unit: "µs", server, floor: floor, floorName: "Emit→signal", goal: .ratioAtMost(1.25))
+        return Figure("write → Changed in another process", unit: "µs", server, floor: floor, floorName: "Emit→signal", goal: .ratioAtMost(1.25))
+    }
+
+    /// Microseconds from `start` until the listener's next line, which must be of `kind`.
+    private static func received(_ kind: String, after start: UInt64, from lines: LineReader) throws -> Double {
+        guard let line = lines.next() else { throw BenchError("the listener process stopped") }
+        let parts = line.split(separator: " ")
+        guard parts.count == 2, parts[0] == kind, let time = UInt64(parts[1]) else {
+            throw BenchError("the listener printed '\(line)' where a \(kind) signal was expected")
+        }
+        return Double(Int64(bitPattern: time &- start)) / 1_000
     }
 
     // MARK: 3. Sixteen clients

@@ -21,6 +21,15 @@ enum InterfaceMethod: String, CaseIterable {
     case history = "History"
     case restore = "Restore"
 
+    /// Whether the method changes nothing, so that it may be answered from the committed state
+    /// without waiting its turn on the service queue when that queue is empty.
+    var onlyReads: Bool {
+        switch self {
+        case .listPasteboards, .changeCount, .types, .items, .availableType, .canRead, .readData, .readBest, .readFd, .history: true
+        case .clearContents, .writeItems, .writeItemsFd, .writePromised, .createUnique, .remove, .restore: false
+        }
+    }
+
     /// The input signature, checked before anything else.
     var inSignature: String {
         switch self {

@@ -7,8 +7,10 @@ import Synchronization
 /// `/org/pasteboardd/Pasteboard1`: decodes each call, hands it to the ``PasteboardService`` queue
 /// in arrival order, and answers with the reply and then the signals the call caused.
 ///
-/// ``handle(_:)`` runs on the bus thread and only checks signatures and enqueues; slow work
-/// (reading a client's descriptor, reading a blob file) runs on transfer threads.
+/// ``handle(_:)`` runs on the bus thread and checks signatures. A call that only reads is
+/// answered right there when nothing is waiting on the service queue: no earlier call can then
+/// change what it reads, and it is spared two thread hops. Everything else is enqueued; slow
+/// work (reading a client's descriptor, reading a blob file) runs on transfer threads.
 final class PasteboardObject: DBusObject {
     static let path = "/org/pasteboardd/Pasteboard1"
     static let interface = "org.pasteboardd.Pasteboard1"
@@ -18,6 +20,8 @@ final class PasteboardObject: DBusObject {
     let service: PasteboardService
     let connection: Connection
     let transfers = Atomic<UInt64>(0)
+    /// Calls handed to the service queue and not yet answered; reads skip the queue only at 0.
+    private let queued = Atomic<Int>(0)
     let processIDs = ProcessIDs()
 
     init(service: PasteboardService, connection: Connection) {
@@ -47,8 +51,24 @@ final class PasteboardObject: DBusObject {
         switch method {
         case .writeItemsFd:
             writeItemsFd(call, arguments)
+        case _ where method.onlyReads && queued.load(ordering: .acquiring) == 0:
+            do throws(PasteboardError) {
+                try answer(method, call, arguments, callerPID: nil)
+            } catch where error.code == .accessDenied {
+                // Owner-only data: the caller's process must be looked up, in turn.
+                enqueue(method, call, arguments)
+            } catch {
+                fail(call, error)
+            }
         default:
-            service.queue.async { [self] in run(method, call, arguments, callerPID: nil) }
+            enqueue(method, call, arguments)
+        }
+    }
+
+    private func enqueue(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) {
+        queued.add(1, ordering: .relaxed)
+        service.queue.async { [self] in
+            run(method, call, arguments, callerPID: nil) { [self] in queued.subtract(1, ordering: .releasing) }
         }
     }
 
@@ -58,12 +78,15 @@ final class PasteboardObject: DBusObject {
     /// The lookup is a bus round trip. Meanwhile the service queue is suspended, so that calls
     /// which arrived later (a client's read right after its owner-only write) wait their turn;
     /// the call then runs from the lookup's task while the queue is idle, and the queue resumes.
-    private func run(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?) {
+    ///
+    /// - Parameter answered: Called once the call has been answered (or handed to a transfer
+    ///   or provider that will answer it).
+    private func run(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?, answered: @escaping @Sendable () -> Void) {
         if callerPID == nil, needsCallerPID(method, arguments) {
             service.queue.suspend()
             Task { [self] in
                 let pid = await processIDs.pid(of: call.sender, on: connection)
-                run(method, call, arguments, callerPID: pid ?? 0)
+                run(method, call, arguments, callerPID: pid ?? 0, answered: answered)
                 service.queue.resume()
             }
             return
@@ -73,6 +96,7 @@ final class PasteboardObject: DBusObject {
         } catch {
             fail(call, error)
         }
+        answered()
     }
 
     private func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
@@ -87,7 +111,8 @@ final class PasteboardObject: DBusObject {
         }
     }
 
-    /// Everything but `WriteItemsFd`, on the service queue.
+    /// Everything but `WriteItemsFd`: on the service queue, or on the bus thread for a read
+    /// when nothing is queued.
     private func answer(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?) throws(PasteboardError) {
         switch method {
         case .listPasteboards:

@@ -1,6 +1,7 @@
 import Dispatch
 import Logging
 import PasteboardModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -8,12 +9,17 @@ import Glibc
 
 /// The pasteboards: every rule of the model, applied in memory and committed to the ``Store``.
 ///
-/// All state is confined to ``queue``: the bus interface submits each call there in the order
+/// Every change happens on ``queue``: the bus interface submits each call there in the order
 /// the calls arrived, so a client that sends a write and then a read without waiting reads what
 /// it wrote. Work that can be slow (streaming a descriptor, reading a blob file) happens
 /// elsewhere; what runs here is bookkeeping and one short SQLite transaction per change.
 ///
-/// `@unchecked Sendable`: every member except the immutable ones is touched only on `queue`.
+/// The committed contents sit behind a lock, so that the reading methods can also run on the
+/// bus thread when nothing is queued (see ``PasteboardObject``): a read then costs no thread
+/// hop. A change is published there only once it is committed.
+///
+/// `@unchecked Sendable`: the entries are behind their lock; every other mutable member is
+/// touched only on `queue`.
 final class PasteboardService: @unchecked Sendable {
     let queue = DispatchQueue(label: "org.pasteboardd.service")
     let limits: Limits
@@ -21,7 +27,8 @@ final class PasteboardService: @unchecked Sendable {
     private let store: Store
     private let types = MIMEDatabase.shared
     private let logger: Logger
-    private var entries: [PasteboardName: PasteboardEntry]
+    /// The committed contents of every name ever written; read from any thread, changed on `queue`.
+    private let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
     /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
     var onChange: (@Sendable (Change) -> Void)?
     /// The pending expiry of each pasteboard that has one.
@@ -41,13 +48,13 @@ final class PasteboardService: @unchecked Sendable {
         for problem in loaded.problems {
             logger.error("store: \(problem)")
         }
-        entries = loaded.entries
-        listedCount = entries.values.count(where: \.isListed)
+        listedCount = loaded.entries.values.count(where: \.isListed)
         for name in loaded.vanished {
-            try store.save(name, entries[name]!)
+            try store.save(name, loaded.entries[name]!)
         }
         var referenced = Set<String>()
-        Self.forEachBlob(in: entries) { referenced.insert($0.id) }
+        Self.forEachBlob(in: loaded.entries) { referenced.insert($0.id) }
+        entries.withLock { $0 = loaded.entries }
         let orphans = store.removeOrphanBlobs(keeping: referenced)
         if orphans > 0 {
             logger.notice("store: deleted \(orphans) blob file(s) left by an interrupted write")
@@ -56,7 +63,7 @@ final class PasteboardService: @unchecked Sendable {
 
     /// The current contents are in the store: their blob files outlive the objects in memory.
     deinit {
-        Self.forEachBlob(in: entries) { $0.keepFile() }
+        entries.withLock { entries in Self.forEachBlob(in: entries) { $0.keepFile() } }
     }
 
     /// Every blob file the entries refer to, in their contents and their history.
@@ -74,15 +81,16 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
-    // MARK: Reading (on `queue`)
+    // MARK: Reading (on `queue`, or on the bus thread when nothing is queued)
 
     /// Every name written and not removed since, sorted.
     func names() -> [PasteboardName] {
-        entries.filter(\.value.isListed).keys.sorted { $0.rawValue < $1.rawValue }
+        entries.withLock { entries in entries.compactMap { $0.value.isListed ? $0.key : nil } }
+            .sorted { $0.rawValue < $1.rawValue }
     }
 
     func entry(_ name: PasteboardName) -> PasteboardEntry {
-        entries[name] ?? PasteboardEntry()
+        entries.withLock { $0[name] } ?? PasteboardEntry()
     }
 
     /// The first of `requested` that some item satisfies by conformance.
@@ -116,7 +124,7 @@ final class PasteboardService: @unchecked Sendable {
 
     /// The process that may read `name`'s data, when it was written `owner-only`.
     func owner(of name: PasteboardName) -> UInt32? {
-        entries[name]?.ownerPID
+        entries.withLock { $0[name]?.ownerPID }
     }
 
     private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64, callerPID: UInt32?) throws(PasteboardError) -> (PasteboardEntry, Item) {
@@ -139,7 +147,7 @@ final class PasteboardService: @unchecked Sendable {
     func uniqueName() -> PasteboardName {
         while true {
             let candidate = try! PasteboardName(validating: "unique-" + Store.randomID())
-            if entries[candidate] == nil { return candidate }
+            if entries.withLock({ $0[candidate] == nil }) { return candidate }
         }
     }
 
@@ -219,8 +227,9 @@ final class PasteboardService: @unchecked Sendable {
 
     /// Schedules the stored expiries (after a restart, overdue ones clear at once).
     func startExpiryTimers() {
-        for (name, entry) in entries {
-            scheduleExpiry(name, at: entry.expiresAt)
+        let expiries = entries.withLock { entries in entries.compactMap { name, entry in entry.expiresAt.map { (name, $0) } } }
+        for (name, expiresAt) in expiries {
+            scheduleExpiry(name, at: expiresAt)
         }
     }
 
@@ -240,7 +249,7 @@ final class PasteboardService: @unchecked Sendable {
     private func expire(_ name: PasteboardName, at expiresAt: UInt64) {
         expiryTimers[name] = nil
         // A later write or clear has replaced the contents this expiry was for.
-        guard let entry = entries[name], entry.expiresAt == expiresAt else { return }
+        guard let entry = entries.withLock({ $0[name] }), entry.expiresAt == expiresAt else { return }
         guard Self.nowMilliseconds() >= expiresAt else { return scheduleExpiry(name, at: expiresAt) }
         do {
             var cleared = entry
@@ -325,7 +334,7 @@ final class PasteboardService: @unchecked Sendable {
             throw .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
         }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
-        entries[name] = entry
+        entries.withLock { $0[name] = entry }
         scheduleExpiry(name, at: entry.expiresAt)
         return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
     }

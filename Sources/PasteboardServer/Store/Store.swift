@@ -133,37 +133,41 @@ final class Store {
     func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
         let volatile = entry.staysOffDisk
         try database.write { db in
+            // Every statement is prepared once and cached: compiling SQL (and GRDB's tracking
+            // of what each statement reads) cost more than running it.
+            func run(_ sql: String, _ arguments: StatementArguments) throws {
+                try db.cachedStatement(sql: sql).execute(arguments: arguments)
+            }
             if let pushed {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
-                    arguments: [name.rawValue, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO generation_representation SELECT pasteboard, ?, item, position, type, size, data, blob FROM representation WHERE pasteboard = ?",
-                    arguments: [Int64(bitPattern: pushed.count), name.rawValue])
+                try run(
+                    "INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
+                    [name.rawValue, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
+                try run(
+                    "INSERT OR REPLACE INTO generation_representation SELECT pasteboard, ?, item, position, type, size, data, blob FROM representation WHERE pasteboard = ?",
+                    [Int64(bitPattern: pushed.count), name.rawValue])
             }
             if !entry.isListed {
                 // Removed: the history goes with the contents.
-                try db.execute(sql: "DELETE FROM generation_representation WHERE pasteboard = ?", arguments: [name.rawValue])
-                try db.execute(sql: "DELETE FROM generation WHERE pasteboard = ?", arguments: [name.rawValue])
+                try run("DELETE FROM generation_representation WHERE pasteboard = ?", [name.rawValue])
+                try run("DELETE FROM generation WHERE pasteboard = ?", [name.rawValue])
             }
             for count in pruned {
-                try db.execute(sql: "DELETE FROM generation_representation WHERE pasteboard = ? AND count = ?", arguments: [name.rawValue, Int64(bitPattern: count)])
-                try db.execute(sql: "DELETE FROM generation WHERE pasteboard = ? AND count = ?", arguments: [name.rawValue, Int64(bitPattern: count)])
+                try run("DELETE FROM generation_representation WHERE pasteboard = ? AND count = ?", [name.rawValue, Int64(bitPattern: count)])
+                try run("DELETE FROM generation WHERE pasteboard = ? AND count = ?", [name.rawValue, Int64(bitPattern: count)])
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
-                    expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
-                    """,
-                arguments: [
+            try run(
+                """
+                INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
+                expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
+                """,
+                [
                     name.rawValue, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
                     volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
                     volatile,
                 ])
-            try db.execute(sql: "DELETE FROM representation WHERE pasteboard = ?", arguments: [name.rawValue])
+            try run("DELETE FROM representation WHERE pasteboard = ?", [name.rawValue])
             guard !volatile else { return }
-            let insert = try db.cachedStatement(sql: "INSERT INTO representation (pasteboard, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for (itemIndex, item) in entry.items.enumerated() {
                 for (position, representation) in item.representations.enumerated() {
                     var data: Data? = nil
@@ -173,10 +177,9 @@ final class Store {
                     case .file(let blob): blobID = blob.id
                     case .promised: preconditionFailure("contents with promises are never saved")
                     }
-                    try insert.execute(arguments: [
-                        name.rawValue, itemIndex, position, representation.type.rawValue,
-                        Int64(bitPattern: representation.size), data, blobID,
-                    ])
+                    try run(
+                        "INSERT INTO representation (pasteboard, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [name.rawValue, itemIndex, position, representation.type.rawValue, Int64(bitPattern: representation.size), data, blobID])
                 }
             }
         }
