@@ -97,13 +97,15 @@ public final class PasteboardServer: Sendable {
         await connection.waitUntilDisconnected()
     }
 
-    /// Finishes the changes in progress, then closes the connection.
+    /// Finishes the changes in progress, closes the connection, and folds the write-ahead log
+    /// into the database so that the next start has little to read.
     public func stop() async {
         await withCheckedContinuation { done in
             service.queue.async { done.resume() }
         }
         connection.close()
         await connection.waitUntilDisconnected()
+        service.checkpoint()
         _ = lock
     }
 }

@@ -81,6 +81,11 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
+    /// Folds the store's write-ahead log into its database (at shutdown, once the queue is idle).
+    func checkpoint() {
+        queue.sync { store.checkpointer.finish() }
+    }
+
     // MARK: Reading (on `queue`, or on the bus thread when nothing is queued)
 
     /// Every name written and not removed since, sorted.

@@ -47,13 +47,16 @@ extension Store {
                 loaded.entries[name] = entry
             }
 
+            // One pass over every generation's rows: those at a pasteboard's own count are its
+            // contents, the others are kept for the history rows below.
             var reader = ItemReader(blobDirectory: blobDirectory)
-            try reader.read(db, sql: "SELECT pasteboard, 0, item, type, size, data, blob FROM representation ORDER BY pasteboard, item, position") { name, _, items in
-                loaded.entries[name]?.items = items
-            }
             var earlier: [ItemsKey: [Item]] = [:]
-            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob FROM generation_representation ORDER BY pasteboard, count, item, position") { name, count, items in
-                earlier[ItemsKey(name: name, count: count)] = items
+            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob FROM contents ORDER BY pasteboard, count, item, position") { name, count, items in
+                if loaded.entries[name]?.count == count {
+                    loaded.entries[name]!.items = items
+                } else {
+                    earlier[ItemsKey(name: name, count: count)] = items
+                }
             }
             let generations = try Row.fetchCursor(db, sql: "SELECT pasteboard, count, written_at FROM generation ORDER BY pasteboard, count DESC")
             while let row = try generations.next() {

@@ -19,6 +19,7 @@ final class Store {
     let directory: String
     let blobDirectory: String
     let database: DatabaseQueue
+    let checkpointer: Checkpointer
     /// Where an unreadable store was moved at start-up, for the log; nil when it opened.
     private(set) var quarantine: (folder: String, reason: String)?
 
@@ -35,6 +36,7 @@ final class Store {
             quarantine = (folder, "\(error)")
             database = try Self.open(directory)
         }
+        checkpointer = try Checkpointer(path: directory + "/pasteboards.sqlite")
     }
 
     private static func open(_ directory: String) throws -> DatabaseQueue {
@@ -42,6 +44,8 @@ final class Store {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // The ``Checkpointer`` checkpoints, off the thread that commits.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         let database = try DatabaseQueue(path: directory + "/pasteboards.sqlite", configuration: configuration)
         try database.writeWithoutTransaction { db in
@@ -117,6 +121,53 @@ final class Store {
         migrator.registerMigration("v4: volatile") { db in
             try db.execute(sql: "ALTER TABLE pasteboard ADD COLUMN volatile INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v5: one contents table, without rowids") { db in
+            // The rows of every generation live in one table under their change count, so a
+            // write that pushes the previous contents into the history copies nothing: it adds
+            // one `generation` row. WITHOUT ROWID keeps each table in one b-tree, so a change
+            // touches about half the pages it used to.
+            try db.execute(sql: """
+                CREATE TABLE pasteboard_v5 (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    count INTEGER NOT NULL,
+                    listed INTEGER NOT NULL,
+                    changed_at INTEGER NOT NULL,
+                    expires_at INTEGER,
+                    owner_pid INTEGER,
+                    volatile INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                INSERT INTO pasteboard_v5 SELECT name, count, listed, changed_at, expires_at, owner_pid, volatile FROM pasteboard;
+                CREATE TABLE generation_v5 (
+                    pasteboard TEXT NOT NULL,
+                    count INTEGER NOT NULL,
+                    written_at INTEGER NOT NULL,
+                    PRIMARY KEY (pasteboard, count)
+                ) WITHOUT ROWID;
+                INSERT INTO generation_v5 SELECT pasteboard, count, written_at FROM generation;
+                CREATE TABLE contents (
+                    pasteboard TEXT NOT NULL,
+                    count INTEGER NOT NULL,
+                    item INTEGER NOT NULL,
+                    position INTEGER NOT NULL,
+                    type TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    data BLOB,
+                    blob TEXT,
+                    PRIMARY KEY (pasteboard, count, item, position)
+                ) WITHOUT ROWID;
+                INSERT INTO contents
+                    SELECT r.pasteboard, p.count, r.item, r.position, r.type, r.size, r.data, r.blob
+                    FROM representation r JOIN pasteboard p ON p.name = r.pasteboard;
+                INSERT OR IGNORE INTO contents
+                    SELECT pasteboard, count, item, position, type, size, data, blob FROM generation_representation;
+                DROP TABLE generation_representation;
+                DROP TABLE representation;
+                DROP TABLE generation;
+                DROP TABLE pasteboard;
+                ALTER TABLE pasteboard_v5 RENAME TO pasteboard;
+                ALTER TABLE generation_v5 RENAME TO generation;
+                """)
+        }
         return migrator
     }
 
@@ -126,34 +177,36 @@ final class Store {
     /// as an empty pasteboard with their change count: the data never touches the disk, and
     /// after a restart the pasteboard is empty with a count no lower than before.
     ///
+    /// The rows of each generation are kept under its change count: the current contents are
+    /// the rows at the pasteboard's count, the history the rows at the counts `generation` lists.
+    ///
     /// - Parameters:
-    ///   - pushed: The previous contents, now the newest history entry (copied from the rows of
-    ///     the current contents before they are replaced).
+    ///   - pushed: The previous contents, now the newest history entry (their rows stay; only a
+    ///     `generation` row is added). When nil, the previous contents' rows are deleted.
     ///   - pruned: The counts of history entries dropped.
     func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
         let volatile = entry.staysOffDisk
+        var inlineBytes = 0
         try database.write { db in
             // Every statement is prepared once and cached: compiling SQL (and GRDB's tracking
             // of what each statement reads) cost more than running it.
             func run(_ sql: String, _ arguments: StatementArguments) throws {
                 try db.cachedStatement(sql: sql).execute(arguments: arguments)
             }
-            if let pushed {
-                try run(
-                    "INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
-                    [name.rawValue, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
-                try run(
-                    "INSERT OR REPLACE INTO generation_representation SELECT pasteboard, ?, item, position, type, size, data, blob FROM representation WHERE pasteboard = ?",
-                    [Int64(bitPattern: pushed.count), name.rawValue])
-            }
+            let key = name.rawValue
             if !entry.isListed {
                 // Removed: the history goes with the contents.
-                try run("DELETE FROM generation_representation WHERE pasteboard = ?", [name.rawValue])
-                try run("DELETE FROM generation WHERE pasteboard = ?", [name.rawValue])
+                try run("DELETE FROM contents WHERE pasteboard = ?", [key])
+                try run("DELETE FROM generation WHERE pasteboard = ?", [key])
+            } else if let pushed {
+                try run("INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
+                        [key, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
+            } else if entry.count > 0 {
+                try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: entry.count - 1)])
             }
             for count in pruned {
-                try run("DELETE FROM generation_representation WHERE pasteboard = ? AND count = ?", [name.rawValue, Int64(bitPattern: count)])
-                try run("DELETE FROM generation WHERE pasteboard = ? AND count = ?", [name.rawValue, Int64(bitPattern: count)])
+                try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
+                try run("DELETE FROM generation WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
             }
             try run(
                 """
@@ -162,27 +215,31 @@ final class Store {
                 expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
                 """,
                 [
-                    name.rawValue, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
+                    key, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
                     volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
                     volatile,
                 ])
-            try run("DELETE FROM representation WHERE pasteboard = ?", [name.rawValue])
             guard !volatile else { return }
             for (itemIndex, item) in entry.items.enumerated() {
                 for (position, representation) in item.representations.enumerated() {
                     var data: Data? = nil
                     var blobID: String? = nil
                     switch representation.payload {
-                    case .inline(let bytes): data = Data(bytes)
+                    case .inline(let bytes):
+                        data = Data(bytes)
+                        inlineBytes += bytes.count
                     case .file(let blob): blobID = blob.id
                     case .promised: preconditionFailure("contents with promises are never saved")
                     }
                     try run(
-                        "INSERT INTO representation (pasteboard, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [name.rawValue, itemIndex, position, representation.type.rawValue, Int64(bitPattern: representation.size), data, blobID])
+                        "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [key, Int64(bitPattern: entry.count), itemIndex, position, representation.type.rawValue,
+                         Int64(bitPattern: representation.size), data, blobID])
                 }
             }
         }
+        // The pasteboard, contents and generation b-trees, plus the data.
+        checkpointer.committed(estimatedPages: 3 + inlineBytes / 4096)
     }
 
     // MARK: Blob files
