@@ -6,7 +6,7 @@ extension PasteboardObject {
 
     /// Runs `body` with the representation's data at hand: at once, or once the writer of a
     /// promise has provided it (off the service queue: others are answered meanwhile).
-    func withData(_ call: MethodCall, _ representation: Representation, _ body: @escaping @Sendable (Representation) throws(PasteboardError) -> Void) throws(PasteboardError) {
+    func withData(_ call: Answer, _ representation: Representation, _ body: @escaping @Sendable (Representation) throws(PasteboardError) -> Void) throws(PasteboardError) {
         guard case .promised(let promise) = representation.payload, promise.resolved == nil else {
             return try body(representation)
         }
@@ -15,7 +15,7 @@ extension PasteboardObject {
                 _ = try await promise.resolve { [self] in try await provide(promise) }
                 try body(representation)
             } catch {
-                fail(call, error)
+                call.fail(error)
             }
         }
     }

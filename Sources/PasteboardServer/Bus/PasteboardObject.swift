@@ -8,9 +8,11 @@ import Synchronization
 /// in arrival order, and answers with the reply and then the signals the call caused.
 ///
 /// ``handle(_:)`` runs on the bus thread and checks signatures. A call that only reads is
-/// answered right there when nothing is waiting on the service queue: no earlier call can then
-/// change what it reads, and it is spared two thread hops. Everything else is enqueued; slow
-/// work (reading a client's descriptor, reading a blob file) runs on transfer threads.
+/// answered right there, from the committed contents, when its sender has nothing waiting on
+/// the service queue: no earlier call of that client can then change what it reads (D-Bus
+/// orders calls per connection only), and it is spared two thread hops. Everything else is
+/// enqueued; slow work (reading a client's descriptor, reading a blob file) runs on transfer
+/// threads.
 final class PasteboardObject: DBusObject {
     static let path = "/org/pasteboardd/Pasteboard1"
     static let interface = "org.pasteboardd.Pasteboard1"
@@ -20,8 +22,11 @@ final class PasteboardObject: DBusObject {
     let service: PasteboardService
     let connection: Connection
     let transfers = Atomic<UInt64>(0)
-    /// Calls handed to the service queue and not yet answered; reads skip the queue only at 0.
-    private let queued = Atomic<Int>(0)
+    /// Calls handed to the service queue and not yet answered, by sender; a read skips the
+    /// queue only when its sender has none.
+    private let queued = Mutex<[String: Int]>([:])
+    /// Calls waiting for ``drain()``, and whether a drain is scheduled or running.
+    private let intake = Mutex<(jobs: [Job], draining: Bool)>(([], false))
     let processIDs = ProcessIDs()
 
     init(service: PasteboardService, connection: Connection) {
@@ -51,9 +56,9 @@ final class PasteboardObject: DBusObject {
         switch method {
         case .writeItemsFd:
             writeItemsFd(call, arguments)
-        case _ where method.onlyReads && queued.load(ordering: .acquiring) == 0:
+        case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
             do throws(PasteboardError) {
-                try answer(method, call, arguments, callerPID: nil)
+                try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: nil)
             } catch where error.code == .accessDenied {
                 // Owner-only data: the caller's process must be looked up, in turn.
                 enqueue(method, call, arguments)
@@ -65,38 +70,80 @@ final class PasteboardObject: DBusObject {
         }
     }
 
+    /// A call waiting for the service queue.
+    struct Job: Sendable {
+        let method: InterfaceMethod
+        let call: MethodCall
+        let arguments: [DBusValue]
+    }
+
+    /// Hands a call to the service queue, where ``drain()`` answers it with the others that
+    /// arrived meanwhile, in arrival order.
     private func enqueue(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) {
-        queued.add(1, ordering: .relaxed)
-        service.queue.async { [self] in
-            run(method, call, arguments, callerPID: nil) { [self] in queued.subtract(1, ordering: .releasing) }
+        queued.withLock { $0[call.sender, default: 0] += 1 }
+        let startDraining = intake.withLock { intake in
+            intake.jobs.append(Job(method: method, call: call, arguments: arguments))
+            defer { intake.draining = true }
+            return !intake.draining
+        }
+        if startDraining {
+            service.queue.async { [self] in drain() }
         }
     }
 
-    /// Answers a call on the service queue, first finding the caller's process when an
-    /// owner-only write or read needs it.
+    /// Answers every queued call, a batch at a time: the calls that arrived together run in
+    /// order with their changes staged, the batch is committed in one transaction, and only
+    /// then do their answers go out.
     ///
-    /// The lookup is a bus round trip. Meanwhile the service queue is suspended, so that calls
-    /// which arrived later (a client's read right after its owner-only write) wait their turn;
-    /// the call then runs from the lookup's task while the queue is idle, and the queue resumes.
-    ///
-    /// - Parameter answered: Called once the call has been answered (or handed to a transfer
-    ///   or provider that will answer it).
-    private func run(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?, answered: @escaping @Sendable () -> Void) {
-        if callerPID == nil, needsCallerPID(method, arguments) {
-            service.queue.suspend()
-            Task { [self] in
-                let pid = await processIDs.pid(of: call.sender, on: connection)
-                run(method, call, arguments, callerPID: pid ?? 0, answered: answered)
-                service.queue.resume()
+    /// A call that needs its caller's process (owner-only data) first commits the batch before
+    /// it, then waits for the lookup, a bus round trip; the calls after it wait their turn.
+    private func drain() {
+        while true {
+            let jobs = intake.withLock { intake in
+                defer { intake.jobs = [] }
+                if intake.jobs.isEmpty { intake.draining = false }
+                return intake.jobs
             }
-            return
+            if jobs.isEmpty { return }
+            var outbox = Outbox()
+            service.beginBatch()
+            for job in jobs {
+                var callerPID: UInt32? = nil
+                if needsCallerPID(job.method, job.arguments) {
+                    outbox.release(failure: service.commitBatch())
+                    callerPID = lookUpProcess(of: job.call.sender)
+                    outbox = Outbox()
+                    service.beginBatch()
+                }
+                do throws(PasteboardError) {
+                    try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
+                } catch {
+                    Answer(call: job.call, outbox: outbox).fail(error)
+                }
+            }
+            outbox.release(failure: service.commitBatch())
+            // Only now may these senders' reads skip the queue: their changes are committed.
+            queued.withLock { queued in
+                for job in jobs {
+                    let left = (queued[job.call.sender] ?? 1) - 1
+                    queued[job.call.sender] = left > 0 ? left : nil
+                }
+            }
         }
-        do throws(PasteboardError) {
-            try answer(method, call, arguments, callerPID: callerPID)
-        } catch {
-            fail(call, error)
+    }
+
+    /// The process of `sender`, waited for on the service queue (0 when the bus cannot say:
+    /// owner-only data then fails closed). The wait is a bus round trip on another thread.
+    private func lookUpProcess(of sender: String) -> UInt32 {
+        let found = Mutex<UInt32>(0)
+        let done = DispatchSemaphore(value: 0)
+        Task { [self] in
+            let pid = await processIDs.pid(of: sender, on: connection)
+            found.withLock { $0 = pid ?? 0 }
+            done.signal()
         }
-        answered()
+        done.wait()
+        return found.withLock { $0 }
     }
 
     private func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
@@ -111,9 +158,9 @@ final class PasteboardObject: DBusObject {
         }
     }
 
-    /// Everything but `WriteItemsFd`: on the service queue, or on the bus thread for a read
-    /// when nothing is queued.
-    private func answer(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue], callerPID: UInt32?) throws(PasteboardError) {
+    /// Everything but `WriteItemsFd`: on the service queue within a batch, or on the bus thread
+    /// for a read whose sender has nothing queued.
+    private func answer(_ method: InterfaceMethod, _ call: Answer, _ arguments: [DBusValue], callerPID: UInt32?) throws(PasteboardError) {
         switch method {
         case .listPasteboards:
             call.reply([.strings(service.names().map(\.rawValue))])
@@ -216,7 +263,7 @@ final class PasteboardObject: DBusObject {
     }
 
     /// Replies with the representation's bytes, read from disk off the service queue if need be.
-    func replyInline(_ call: MethodCall, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
+    func replyInline(_ call: Answer, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
         let limit = service.limits.maxInlineBytes
         guard representation.size <= limit else {
             throw .tooLarge("the \(representation.type) data is \(representation.size) bytes, over \(limit) (max-inline-bytes); read it with ReadFd")
@@ -228,12 +275,12 @@ final class PasteboardObject: DBusObject {
     }
 
     /// Computes a reply on a global queue (disk reads, descriptor setup).
-    func offload(_ call: MethodCall, _ work: @escaping @Sendable () throws(PasteboardError) -> [DBusValue]) {
-        DispatchQueue.global().async { [self] in
+    func offload(_ call: Answer, _ work: @escaping @Sendable () throws(PasteboardError) -> [DBusValue]) {
+        DispatchQueue.global().async {
             do throws(PasteboardError) {
                 call.reply(try work())
             } catch {
-                fail(call, error)
+                call.fail(error)
             }
         }
     }

@@ -12,11 +12,13 @@ import Glibc
 /// Every change happens on ``queue``: the bus interface submits each call there in the order
 /// the calls arrived, so a client that sends a write and then a read without waiting reads what
 /// it wrote. Work that can be slow (streaming a descriptor, reading a blob file) happens
-/// elsewhere; what runs here is bookkeeping and one short SQLite transaction per change.
+/// elsewhere; what runs here is bookkeeping and SQLite transactions. Calls that arrive together
+/// form a batch (``beginBatch()``, ``commitBatch()``): their changes are staged, seen by the
+/// calls of the batch, and committed in one transaction.
 ///
 /// The committed contents sit behind a lock, so that the reading methods can also run on the
-/// bus thread when nothing is queued (see ``PasteboardObject``): a read then costs no thread
-/// hop. A change is published there only once it is committed.
+/// bus thread for a client with nothing queued (see ``PasteboardObject``): a read then costs no
+/// thread hop. A change is published there only once it is committed.
 ///
 /// `@unchecked Sendable`: the entries are behind their lock; every other mutable member is
 /// touched only on `queue`.
@@ -35,11 +37,15 @@ final class PasteboardService: @unchecked Sendable {
     private var expiryTimers: [PasteboardName: (at: UInt64, timer: DispatchWorkItem)] = [:]
     /// How many names are listed (kept, not counted per write: there may be tens of thousands).
     private var listedCount = 0
+    /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
+    private var batch: ChangeBatch?
+    private static let queueKey = DispatchSpecificKey<Bool>()
 
     init(store: Store, limits: Limits, logger: Logger) throws {
         self.store = store
         self.limits = limits
         self.logger = logger
+        queue.setSpecific(key: Self.queueKey, value: true)
         payloads = PayloadWriter(blobDirectory: store.blobDirectory)
         if let quarantine = store.quarantine {
             logger.critical("store: the database could not be opened (\(quarantine.reason)); it was moved, untouched, to \(quarantine.folder) and an empty store was started")
@@ -86,15 +92,29 @@ final class PasteboardService: @unchecked Sendable {
         queue.sync { store.checkpointer.finish() }
     }
 
-    // MARK: Reading (on `queue`, or on the bus thread when nothing is queued)
+    // MARK: Reading (on `queue`, or on the bus thread for a client with nothing queued)
 
     /// Every name written and not removed since, sorted.
     func names() -> [PasteboardName] {
-        entries.withLock { entries in entries.compactMap { $0.value.isListed ? $0.key : nil } }
-            .sorted { $0.rawValue < $1.rawValue }
+        var listed = Set(entries.withLock { entries in entries.compactMap { $0.value.isListed ? $0.key : nil } })
+        if DispatchQueue.getSpecific(key: Self.queueKey) == true, let staged = batch?.staged {
+            for (name, entry) in staged {
+                if entry.isListed { listed.insert(name) } else { listed.remove(name) }
+            }
+        }
+        return listed.sorted { $0.rawValue < $1.rawValue }
     }
 
+    /// The contents of `name`: with the changes of the open batch on the service queue, as
+    /// committed elsewhere.
     func entry(_ name: PasteboardName) -> PasteboardEntry {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == true, let staged = batch?.staged[name] {
+            return staged
+        }
+        return committedEntry(name)
+    }
+
+    private func committedEntry(_ name: PasteboardName) -> PasteboardEntry {
         entries.withLock { $0[name] } ?? PasteboardEntry()
     }
 
@@ -129,7 +149,7 @@ final class PasteboardService: @unchecked Sendable {
 
     /// The process that may read `name`'s data, when it was written `owner-only`.
     func owner(of name: PasteboardName) -> UInt32? {
-        entries.withLock { $0[name]?.ownerPID }
+        entry(name).ownerPID
     }
 
     private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64, callerPID: UInt32?) throws(PasteboardError) -> (PasteboardEntry, Item) {
@@ -152,7 +172,7 @@ final class PasteboardService: @unchecked Sendable {
     func uniqueName() -> PasteboardName {
         while true {
             let candidate = try! PasteboardName(validating: "unique-" + Store.randomID())
-            if entries.withLock({ $0[candidate] == nil }) { return candidate }
+            if entry(candidate).count == 0 { return candidate }
         }
     }
 
@@ -332,16 +352,55 @@ final class PasteboardService: @unchecked Sendable {
             historyBytes -= oldest.byteCount
             pruned.append(oldest.count)
         }
-        do {
-            try store.save(name, entry, pushed: pushed, pruned: pruned)
-        } catch {
-            logger.error("store: could not save '\(name)': \(error)")
-            throw .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
+        let change = Store.Change(name: name, entry: entry, pushed: pushed, pruned: pruned)
+        if batch != nil {
+            batch!.stage(change, replacing: committedEntry(name))
+        } else {
+            do {
+                try store.save([change])
+            } catch {
+                throw saveFailed(error, names: [name])
+            }
+            entries.withLock { $0[name] = entry }
         }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
-        entries.withLock { $0[name] = entry }
         scheduleExpiry(name, at: entry.expiresAt)
         return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
+    }
+
+    private func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {
+        logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
+        return .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
+    }
+
+    // MARK: Batches (on `queue`)
+
+    /// From now until ``commitBatch()``, changes are staged: the queue sees them, the store and
+    /// the bus thread do not yet.
+    func beginBatch() {
+        precondition(batch == nil, "a batch is already open")
+        batch = ChangeBatch(listedCount: listedCount)
+    }
+
+    /// Commits the staged changes in one transaction and publishes them. If the store refuses,
+    /// every name is put back as it was and the error is returned: none of the batch happened.
+    func commitBatch() -> PasteboardError? {
+        guard let batch else { return nil }
+        self.batch = nil
+        guard !batch.isEmpty else { return nil }
+        do {
+            try store.save(batch.saves)
+        } catch {
+            listedCount = batch.listedBefore
+            for (name, entry) in batch.before {
+                scheduleExpiry(name, at: entry.expiresAt)
+            }
+            return saveFailed(error, names: batch.staged.keys)
+        }
+        entries.withLock { entries in
+            for (name, entry) in batch.staged { entries[name] = entry }
+        }
+        return nil
     }
 
     static func nowMilliseconds() -> UInt64 {

@@ -173,73 +173,96 @@ final class Store {
 
     // MARK: Saving
 
-    /// Commits one pasteboard's state. Volatile (concealed or transient) contents are recorded
-    /// as an empty pasteboard with their change count: the data never touches the disk, and
-    /// after a restart the pasteboard is empty with a count no lower than before.
+    /// One pasteboard's new state, as ``save(_:)`` writes it.
+    struct Change {
+        let name: PasteboardName
+        let entry: PasteboardEntry
+        /// The previous contents, now the newest history entry (their rows stay; only a
+        /// `generation` row is added). When nil, the previous contents' rows are deleted.
+        var pushed: Generation? = nil
+        /// The counts of history entries dropped.
+        var pruned: [UInt64] = []
+    }
+
+    /// Commits one pasteboard's state.
+    func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
+        try save([Change(name: name, entry: entry, pushed: pushed, pruned: pruned)])
+    }
+
+    /// Commits several changes in one transaction: all of them, or none.
+    ///
+    /// Volatile (concealed or transient) contents are recorded as an empty pasteboard with
+    /// their change count: the data never touches the disk, and after a restart the pasteboard
+    /// is empty with a count no lower than before.
     ///
     /// The rows of each generation are kept under its change count: the current contents are
     /// the rows at the pasteboard's count, the history the rows at the counts `generation` lists.
-    ///
-    /// - Parameters:
-    ///   - pushed: The previous contents, now the newest history entry (their rows stay; only a
-    ///     `generation` row is added). When nil, the previous contents' rows are deleted.
-    ///   - pruned: The counts of history entries dropped.
-    func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
-        let volatile = entry.staysOffDisk
+    func save(_ changes: [Change]) throws {
+        guard !changes.isEmpty else { return }
         var inlineBytes = 0
         try database.write { db in
-            // Every statement is prepared once and cached: compiling SQL (and GRDB's tracking
-            // of what each statement reads) cost more than running it.
-            func run(_ sql: String, _ arguments: StatementArguments) throws {
-                try db.cachedStatement(sql: sql).execute(arguments: arguments)
-            }
-            let key = name.rawValue
-            if !entry.isListed {
-                // Removed: the history goes with the contents.
-                try run("DELETE FROM contents WHERE pasteboard = ?", [key])
-                try run("DELETE FROM generation WHERE pasteboard = ?", [key])
-            } else if let pushed {
-                try run("INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
-                        [key, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
-            } else if entry.count > 0 {
-                try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: entry.count - 1)])
-            }
-            for count in pruned {
-                try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
-                try run("DELETE FROM generation WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
-            }
-            try run(
-                """
-                INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
-                expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
-                """,
-                [
-                    key, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
-                    volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
-                    volatile,
-                ])
-            guard !volatile else { return }
-            for (itemIndex, item) in entry.items.enumerated() {
-                for (position, representation) in item.representations.enumerated() {
-                    var data: Data? = nil
-                    var blobID: String? = nil
-                    switch representation.payload {
-                    case .inline(let bytes):
-                        data = Data(bytes)
-                        inlineBytes += bytes.count
-                    case .file(let blob): blobID = blob.id
-                    case .promised: preconditionFailure("contents with promises are never saved")
-                    }
-                    try run(
-                        "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [key, Int64(bitPattern: entry.count), itemIndex, position, representation.type.rawValue,
-                         Int64(bitPattern: representation.size), data, blobID])
-                }
+            for change in changes {
+                inlineBytes += try Self.apply(change, to: db)
             }
         }
         // The pasteboard, contents and generation b-trees, plus the data.
-        checkpointer.committed(estimatedPages: 3 + inlineBytes / 4096)
+        checkpointer.committed(estimatedPages: 3 * changes.count + inlineBytes / 4096)
+    }
+
+    /// Writes one change inside the caller's transaction; returns the bytes stored inline.
+    private static func apply(_ change: Change, to db: Database) throws -> Int {
+        // Every statement is prepared once and cached: compiling SQL (and GRDB's tracking of
+        // what each statement reads) cost more than running it.
+        func run(_ sql: String, _ arguments: StatementArguments) throws {
+            try db.cachedStatement(sql: sql).execute(arguments: arguments)
+        }
+        let (entry, key) = (change.entry, change.name.rawValue)
+        let volatile = entry.staysOffDisk
+        if !entry.isListed {
+            // Removed: the history goes with the contents.
+            try run("DELETE FROM contents WHERE pasteboard = ?", [key])
+            try run("DELETE FROM generation WHERE pasteboard = ?", [key])
+        } else if let pushed = change.pushed {
+            try run("INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
+                    [key, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
+        } else if entry.count > 0 {
+            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: entry.count - 1)])
+        }
+        for count in change.pruned {
+            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
+            try run("DELETE FROM generation WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
+        }
+        try run(
+            """
+            INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
+            expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
+            """,
+            [
+                key, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
+                volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
+                volatile,
+            ])
+        guard !volatile else { return 0 }
+        var inlineBytes = 0
+        for (itemIndex, item) in entry.items.enumerated() {
+            for (position, representation) in item.representations.enumerated() {
+                var data: Data? = nil
+                var blobID: String? = nil
+                switch representation.payload {
+                case .inline(let bytes):
+                    data = Data(bytes)
+                    inlineBytes += bytes.count
+                case .file(let blob): blobID = blob.id
+                case .promised: preconditionFailure("contents with promises are never saved")
+                }
+                try run(
+                    "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [key, Int64(bitPattern: entry.count), itemIndex, position, representation.type.rawValue,
+                     Int64(bitPattern: representation.size), data, blobID])
+            }
+        }
+        return inlineBytes
     }
 
     // MARK: Blob files
