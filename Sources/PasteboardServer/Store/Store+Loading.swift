@@ -47,37 +47,29 @@ extension Store {
                 loaded.entries[name] = entry
             }
 
-            // One pass over every generation's rows: those at a pasteboard's own count are its
-            // contents, the others are kept for the history rows below.
+            // One pass over every generation's rows, in the table's own order: those at a
+            // pasteboard's own count are its contents, the others its history (oldest first
+            // here, so each history is turned around at the end).
             var reader = ItemReader(blobDirectory: blobDirectory)
-            var earlier: [ItemsKey: [Item]] = [:]
-            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob FROM contents ORDER BY pasteboard, count, item, position") { name, count, items in
-                if loaded.entries[name]?.count == count {
+            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob, written_at FROM contents ORDER BY pasteboard, count, item, position") { name, count, writtenAt, items in
+                guard let entry = loaded.entries[name] else { return }
+                if entry.count == count {
                     loaded.entries[name]!.items = items
-                } else {
-                    earlier[ItemsKey(name: name, count: count)] = items
+                } else if count < entry.count {
+                    loaded.entries[name]!.history.append(Generation(count: count, writtenAt: writtenAt, items: items))
                 }
             }
-            let generations = try Row.fetchCursor(db, sql: "SELECT pasteboard, count, written_at FROM generation ORDER BY pasteboard, count DESC")
-            while let row = try generations.next() {
-                guard let name = try? PasteboardName(validating: row[0] as String), loaded.entries[name] != nil else { continue }
-                let count = UInt64(bitPattern: row[1])
-                guard let items = earlier[ItemsKey(name: name, count: count)], !items.isEmpty else { continue }
-                loaded.entries[name]!.history.append(Generation(count: count, writtenAt: UInt64(bitPattern: row[2]), items: items))
+            for (name, entry) in loaded.entries where entry.history.count > 1 {
+                loaded.entries[name]!.history.reverse()
             }
             loaded.problems += reader.problems
             return loaded
         }
     }
-
-    struct ItemsKey: Hashable {
-        let name: PasteboardName
-        let count: UInt64
-    }
 }
 
-/// Turns representation rows (`pasteboard, count, item, type, size, data, blob`, ordered by
-/// the first three) into the items of each pasteboard and count.
+/// Turns representation rows (`pasteboard, count, item, type, size, data, blob, written_at`,
+/// ordered by the first three) into the items of each pasteboard and count.
 ///
 /// One blob file gives one ``Blob`` object however many rows name it (across the current
 /// contents and the history), so that it is deleted only when none of them is left.
@@ -91,16 +83,17 @@ private struct ItemReader {
         self.blobDirectory = blobDirectory
     }
 
-    /// Calls `group` once for each pasteboard and count, with its items in order.
-    mutating func read(_ db: Database, sql: String, group: (PasteboardName, UInt64, [Item]) -> Void) throws {
-        var current: (text: String, name: PasteboardName?, count: UInt64)? = nil
+    /// Calls `group` once for each pasteboard and count, with when it was written and its items
+    /// in order.
+    mutating func read(_ db: Database, sql: String, group: (PasteboardName, UInt64, UInt64, [Item]) -> Void) throws {
+        var current: (text: String, name: PasteboardName?, count: UInt64, writtenAt: UInt64)? = nil
         var items: [Item] = []
         var lastItem = -1
 
         func flush() {
             if let current, let name = current.name {
                 let kept = items.filter { !$0.representations.isEmpty }
-                if !kept.isEmpty { group(name, current.count, kept) }
+                if !kept.isEmpty { group(name, current.count, current.writtenAt, kept) }
             }
             items.removeAll(keepingCapacity: true)
             lastItem = -1
@@ -112,7 +105,7 @@ private struct ItemReader {
             let count = UInt64(bitPattern: row[1])
             if current?.text != text || current?.count != count {
                 flush()
-                current = (text, try? PasteboardName(validating: text), count)
+                current = (text, try? PasteboardName(validating: text), count, UInt64(bitPattern: row[7]))
             }
             guard let name = current?.name, let type = type(row[3]) else { continue }
             let itemIndex: Int = row[2]

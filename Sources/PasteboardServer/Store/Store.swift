@@ -122,10 +122,11 @@ final class Store {
             try db.execute(sql: "ALTER TABLE pasteboard ADD COLUMN volatile INTEGER NOT NULL DEFAULT 0")
         }
         migrator.registerMigration("v5: one contents table, without rowids") { db in
-            // The rows of every generation live in one table under their change count, so a
-            // write that pushes the previous contents into the history copies nothing: it adds
-            // one `generation` row. WITHOUT ROWID keeps each table in one b-tree, so a change
-            // touches about half the pages it used to.
+            // The rows of every generation live in one table under their change count, each
+            // stamped with the time its generation was written: a write that pushes the
+            // previous contents into the history leaves their rows where they are and adds
+            // nothing. WITHOUT ROWID keeps each table in one b-tree, so a change touches two or
+            // three pages where it touched eight.
             try db.execute(sql: """
                 CREATE TABLE pasteboard_v5 (
                     name TEXT PRIMARY KEY NOT NULL,
@@ -137,13 +138,6 @@ final class Store {
                     volatile INTEGER NOT NULL DEFAULT 0
                 ) WITHOUT ROWID;
                 INSERT INTO pasteboard_v5 SELECT name, count, listed, changed_at, expires_at, owner_pid, volatile FROM pasteboard;
-                CREATE TABLE generation_v5 (
-                    pasteboard TEXT NOT NULL,
-                    count INTEGER NOT NULL,
-                    written_at INTEGER NOT NULL,
-                    PRIMARY KEY (pasteboard, count)
-                ) WITHOUT ROWID;
-                INSERT INTO generation_v5 SELECT pasteboard, count, written_at FROM generation;
                 CREATE TABLE contents (
                     pasteboard TEXT NOT NULL,
                     count INTEGER NOT NULL,
@@ -153,19 +147,20 @@ final class Store {
                     size INTEGER NOT NULL,
                     data BLOB,
                     blob TEXT,
+                    written_at INTEGER NOT NULL,
                     PRIMARY KEY (pasteboard, count, item, position)
                 ) WITHOUT ROWID;
                 INSERT INTO contents
-                    SELECT r.pasteboard, p.count, r.item, r.position, r.type, r.size, r.data, r.blob
+                    SELECT r.pasteboard, p.count, r.item, r.position, r.type, r.size, r.data, r.blob, p.changed_at
                     FROM representation r JOIN pasteboard p ON p.name = r.pasteboard;
                 INSERT OR IGNORE INTO contents
-                    SELECT pasteboard, count, item, position, type, size, data, blob FROM generation_representation;
+                    SELECT r.pasteboard, r.count, r.item, r.position, r.type, r.size, r.data, r.blob, g.written_at
+                    FROM generation_representation r JOIN generation g ON g.pasteboard = r.pasteboard AND g.count = r.count;
                 DROP TABLE generation_representation;
                 DROP TABLE representation;
                 DROP TABLE generation;
                 DROP TABLE pasteboard;
                 ALTER TABLE pasteboard_v5 RENAME TO pasteboard;
-                ALTER TABLE generation_v5 RENAME TO generation;
                 """)
         }
         return migrator
@@ -177,8 +172,8 @@ final class Store {
     struct Change {
         let name: PasteboardName
         let entry: PasteboardEntry
-        /// The previous contents, now the newest history entry (their rows stay; only a
-        /// `generation` row is added). When nil, the previous contents' rows are deleted.
+        /// The previous contents, now the newest history entry: their rows stay. When nil, the
+        /// previous contents' rows are deleted.
         var pushed: Generation? = nil
         /// The counts of history entries dropped.
         var pruned: [UInt64] = []
@@ -196,41 +191,48 @@ final class Store {
     /// is empty with a count no lower than before.
     ///
     /// The rows of each generation are kept under its change count: the current contents are
-    /// the rows at the pasteboard's count, the history the rows at the counts `generation` lists.
+    /// the rows at the pasteboard's count, the history the rows at every other count.
     func save(_ changes: [Change]) throws {
         guard !changes.isEmpty else { return }
         var inlineBytes = 0
-        try database.write { db in
-            for change in changes {
-                inlineBytes += try Self.apply(change, to: db)
+        // BEGIN and COMMIT through cached statements too: GRDB's own transaction parses them
+        // on every call.
+        try database.writeWithoutTransaction { db in
+            try db.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
+            do {
+                for change in changes {
+                    inlineBytes += try Self.apply(change, to: db)
+                }
+                try db.cachedStatement(sql: "COMMIT").execute()
+            } catch {
+                try? db.rollback()
+                throw error
             }
         }
-        // The pasteboard, contents and generation b-trees, plus the data.
-        checkpointer.committed(estimatedPages: 3 * changes.count + inlineBytes / 4096)
+        // The pasteboard and contents b-trees, plus the data.
+        checkpointer.committed(estimatedPages: 2 * changes.count + inlineBytes / 4096)
     }
 
     /// Writes one change inside the caller's transaction; returns the bytes stored inline.
     private static func apply(_ change: Change, to db: Database) throws -> Int {
         // Every statement is prepared once and cached: compiling SQL (and GRDB's tracking of
         // what each statement reads) cost more than running it.
-        func run(_ sql: String, _ arguments: StatementArguments) throws {
-            try db.cachedStatement(sql: sql).execute(arguments: arguments)
+        func run(_ sql: String, _ arguments: [DatabaseValue]) throws {
+            let statement = try db.cachedStatement(sql: sql)
+            // The SQL is ours and every argument list matches it: bound without checks.
+            statement.setUncheckedArguments(StatementArguments(arguments))
+            try statement.execute()
         }
         let (entry, key) = (change.entry, change.name.rawValue)
         let volatile = entry.staysOffDisk
         if !entry.isListed {
             // Removed: the history goes with the contents.
-            try run("DELETE FROM contents WHERE pasteboard = ?", [key])
-            try run("DELETE FROM generation WHERE pasteboard = ?", [key])
-        } else if let pushed = change.pushed {
-            try run("INSERT OR REPLACE INTO generation (pasteboard, count, written_at) VALUES (?, ?, ?)",
-                    [key, Int64(bitPattern: pushed.count), Int64(bitPattern: pushed.writtenAt)])
-        } else if entry.count > 0 {
-            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: entry.count - 1)])
+            try run("DELETE FROM contents WHERE pasteboard = ?", [key.databaseValue])
+        } else if change.pushed == nil, entry.count > 0 {
+            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key.databaseValue, Int64(bitPattern: entry.count - 1).databaseValue])
         }
         for count in change.pruned {
-            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
-            try run("DELETE FROM generation WHERE pasteboard = ? AND count = ?", [key, Int64(bitPattern: count)])
+            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key.databaseValue, Int64(bitPattern: count).databaseValue])
         }
         try run(
             """
@@ -239,9 +241,11 @@ final class Store {
             expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
             """,
             [
-                key, Int64(bitPattern: entry.count), entry.isListed, Int64(bitPattern: entry.changedAt),
-                volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }, volatile ? nil : entry.ownerPID.map { Int64($0) },
-                volatile,
+                key.databaseValue, Int64(bitPattern: entry.count).databaseValue, entry.isListed.databaseValue,
+                Int64(bitPattern: entry.changedAt).databaseValue,
+                (volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }).databaseValue,
+                (volatile ? nil : entry.ownerPID.map { Int64($0) }).databaseValue,
+                volatile.databaseValue,
             ])
         guard !volatile else { return 0 }
         var inlineBytes = 0
@@ -257,9 +261,10 @@ final class Store {
                 case .promised: preconditionFailure("contents with promises are never saved")
                 }
                 try run(
-                    "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [key, Int64(bitPattern: entry.count), itemIndex, position, representation.type.rawValue,
-                     Int64(bitPattern: representation.size), data, blobID])
+                    "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [key.databaseValue, Int64(bitPattern: entry.count).databaseValue, itemIndex.databaseValue, position.databaseValue,
+                     representation.type.rawValue.databaseValue, Int64(bitPattern: representation.size).databaseValue,
+                     data.databaseValue, blobID.databaseValue, Int64(bitPattern: entry.changedAt).databaseValue])
             }
         }
         return inlineBytes
