@@ -80,8 +80,15 @@ struct Generation: Sendable {
     /// Unix time in milliseconds of that write.
     let writtenAt: UInt64
     let items: [Item]
+    /// The bytes of all items, counted once: every write sums the history against its limit.
+    let byteCount: UInt64
 
-    var byteCount: UInt64 { items.reduce(0) { $0 + $1.byteCount } }
+    init(count: UInt64, writtenAt: UInt64, items: [Item]) {
+        self.count = count
+        self.writtenAt = writtenAt
+        self.items = items
+        byteCount = items.reduce(0) { $0 + $1.byteCount }
+    }
 
     /// Every type of every item, first item first, without repeats.
     var types: [PasteboardType] {

@@ -321,8 +321,9 @@ final class PasteboardService: @unchecked Sendable {
         if UInt64(item.representations.count) > limits.maxTypesPerItem {
             throw .tooLarge("item \(index) has \(item.representations.count) types; the limit is \(limits.maxTypesPerItem) (max-types-per-item)")
         }
-        var seen = Set<PasteboardType>()
-        for type in item.types where !seen.insert(type).inserted {
+        // Items have a few types: comparing each with those before it beats hashing them.
+        let types = item.types
+        for (position, type) in types.enumerated() where types[..<position].contains(type) {
             throw .invalidArgument("item \(index) lists \(type) twice; give each type once")
         }
         if item.byteCount > limits.maxItemBytes {
