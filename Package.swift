@@ -43,6 +43,7 @@ let package = Package(
                 "DBus",
                 "PasteboardModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("org.pasteboardd.Pasteboard1.xml")]

@@ -198,12 +198,12 @@ final class Store {
         // BEGIN and COMMIT through cached statements too: GRDB's own transaction parses them
         // on every call.
         try database.writeWithoutTransaction { db in
-            try db.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
+            try db.run("BEGIN IMMEDIATE")
             do {
                 for change in changes {
                     inlineBytes += try Self.apply(change, to: db)
                 }
-                try db.cachedStatement(sql: "COMMIT").execute()
+                try db.run("COMMIT")
             } catch {
                 try? db.rollback()
                 throw error
@@ -215,56 +215,47 @@ final class Store {
 
     /// Writes one change inside the caller's transaction; returns the bytes stored inline.
     private static func apply(_ change: Change, to db: Database) throws -> Int {
-        // Every statement is prepared once and cached: compiling SQL (and GRDB's tracking of
-        // what each statement reads) cost more than running it.
-        func run(_ sql: String, _ arguments: [DatabaseValue]) throws {
-            let statement = try db.cachedStatement(sql: sql)
-            // The SQL is ours and every argument list matches it: bound without checks.
-            statement.setUncheckedArguments(StatementArguments(arguments))
-            try statement.execute()
-        }
-        let (entry, key) = (change.entry, change.name.rawValue)
+        let (entry, key) = (change.entry, SQLValue.text(change.name.rawValue))
         let volatile = entry.staysOffDisk
         if !entry.isListed {
             // Removed: the history goes with the contents.
-            try run("DELETE FROM contents WHERE pasteboard = ?", [key.databaseValue])
+            try db.run("DELETE FROM contents WHERE pasteboard = ?", [key])
         } else if change.pushed == nil, entry.count > 0 {
-            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key.databaseValue, Int64(bitPattern: entry.count - 1).databaseValue])
+            try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(entry.count - 1)])
         }
         for count in change.pruned {
-            try run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key.databaseValue, Int64(bitPattern: count).databaseValue])
+            try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(count)])
         }
-        try run(
+        let expiresAt = volatile ? nil : entry.expiresAt
+        let ownerPID = volatile ? nil : entry.ownerPID
+        try db.run(
             """
             INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET count = excluded.count, listed = excluded.listed, changed_at = excluded.changed_at,
             expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
             """,
             [
-                key.databaseValue, Int64(bitPattern: entry.count).databaseValue, entry.isListed.databaseValue,
-                Int64(bitPattern: entry.changedAt).databaseValue,
-                (volatile ? nil : entry.expiresAt.map { Int64(bitPattern: $0) }).databaseValue,
-                (volatile ? nil : entry.ownerPID.map { Int64($0) }).databaseValue,
-                volatile.databaseValue,
+                key, .integer(entry.count), .integer(entry.isListed), .integer(entry.changedAt),
+                expiresAt.map { .integer($0) } ?? .null, ownerPID.map { .integer(Int64($0)) } ?? .null, .integer(volatile),
             ])
         guard !volatile else { return 0 }
         var inlineBytes = 0
         for (itemIndex, item) in entry.items.enumerated() {
             for (position, representation) in item.representations.enumerated() {
-                var data: Data? = nil
-                var blobID: String? = nil
+                let data: SQLValue, blobID: SQLValue
                 switch representation.payload {
                 case .inline(let bytes):
-                    data = Data(bytes)
+                    (data, blobID) = (.bytes(bytes), .null)
                     inlineBytes += bytes.count
-                case .file(let blob): blobID = blob.id
-                case .promised: preconditionFailure("contents with promises are never saved")
+                case .file(let blob):
+                    (data, blobID) = (.null, .text(blob.id))
+                case .promised:
+                    preconditionFailure("contents with promises are never saved")
                 }
-                try run(
+                try db.run(
                     "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [key.databaseValue, Int64(bitPattern: entry.count).databaseValue, itemIndex.databaseValue, position.databaseValue,
-                     representation.type.rawValue.databaseValue, Int64(bitPattern: representation.size).databaseValue,
-                     data.databaseValue, blobID.databaseValue, Int64(bitPattern: entry.changedAt).databaseValue])
+                    [key, .integer(entry.count), .integer(itemIndex), .integer(position), .text(representation.type.rawValue),
+                     .integer(representation.size), data, blobID, .integer(entry.changedAt)])
             }
         }
         return inlineBytes
