@@ -27,7 +27,9 @@ final class PasteboardService: @unchecked Sendable {
     let limits: Limits
     let payloads: PayloadWriter
     private let store: Store
-    private let types = MIMEDatabase.shared
+    /// Read from shared-mime-info on first use, not at start-up: a start should reach the bus
+    /// name as soon as it can.
+    private var types: MIMEDatabase { MIMEDatabase.shared }
     private let logger: Logger
     /// The committed contents of every name ever written; read from any thread, changed on `queue`.
     private let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
