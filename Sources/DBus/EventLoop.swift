@@ -26,6 +26,8 @@ final class EventLoop: @unchecked Sendable {
     /// Runs what is submitted after the loop thread has finished, one piece at a time.
     private let afterEnd = DispatchQueue(label: "dbus.connection.after-end")
     private var running = true
+    /// The loop thread (0 until it runs): what it submits itself needs no wake-up.
+    private let loopThread = Atomic<UInt>(0)
     private var watches: [OpaquePointer] = []
     private var timeouts: [(timeout: OpaquePointer, deadline: UInt64)] = []
     /// Set once the thread runs; everything the loop does to messages goes through it.
@@ -56,6 +58,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs `work` on the loop thread, after everything submitted before it.
+    ///
+    /// Work the loop thread submits itself (a reply made while dispatching) is run before the
+    /// loop next waits, without writing to the eventfd.
     func submit(_ work: @escaping @Sendable (EventLoop) -> Void) {
         let queued = commands.withLock { commands in
             if !commands.ended { commands.queue.append(work) }
@@ -65,6 +70,7 @@ final class EventLoop: @unchecked Sendable {
             afterEnd.async { work(self) }
             return
         }
+        if loopThread.load(ordering: .relaxed) == UInt(pthread_self()) { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -103,9 +109,12 @@ final class EventLoop: @unchecked Sendable {
             return EventLoop.from(data).state.receive(Message(retaining: message))
         }, user, nil)
 
+        loopThread.store(UInt(pthread_self()), ordering: .relaxed)
         while running {
             runCommands()
             dispatchAll()
+            // What dispatching submitted from this thread (replies, mostly), before waiting.
+            runCommands()
             if dbus_connection_get_is_connected(raw) == 0 { break }
             guard running else { break }
             pollOnce()
