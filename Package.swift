@@ -69,9 +69,27 @@ let package = Package(
         .executableTarget(
             name: "pbctl",
             dependencies: [
-                "Pasteboard",
+                "DBus",
                 "PasteboardModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            linkerSettings: [
+                // One static executable: no shared library to find, map and relocate at each
+                // start (libdbus alone brought libsystemd and six more), which was most of what
+                // a `pbctl copy` cost. Foundation is not linked: pbctl talks to the bus through
+                // DBus, not the Foundation-based Pasteboard library. FoundationEssentials is (for
+                // ArgumentParser and PasteboardModel), and its static archive needs the two
+                // libraries and Synchronization named here, which only its shared build lists.
+                // Static glibc notes at link time that getpwnam and getaddrinfo load NSS modules
+                // when called (libdbus's cookie authentication, tcp: buses); --no-warnings keeps
+                // the bfd linker from printing those notes on every build.
+                .unsafeFlags([
+                    "-static-executable", "-use-ld=bfd", "-Xlinker", "--no-warnings",
+                    "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftSynchronization",
+                ]),
+                // Without symbols and debug information the release binary is 16 MB instead of
+                // 27 (crash backtraces then show addresses; debug builds keep everything).
+                .unsafeFlags(["-Xlinker", "--strip-all"], .when(configuration: .release)),
             ]
         ),
 

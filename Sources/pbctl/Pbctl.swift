@@ -1,7 +1,9 @@
 import ArgumentParser
 
 /// `pbctl`: the pasteboard from the command line.
-@main
+///
+/// Started by ``Entry``, which first tries ``QuickLine`` on the common lines and hands
+/// ArgumentParser the rest.
 struct Pbctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pbctl",
@@ -15,6 +17,13 @@ struct Pbctl: AsyncParsableCommand {
             Copy.self, Paste.self, Types.self, Info.self, Count.self, List.self,
             Clear.self, Remove.self, Watch.self, History.self, Restore.self,
         ])
+
+    /// The commands ``QuickLine`` reads by itself (`watch` runs for long; its start-up does
+    /// not matter).
+    static let quickCommands: [QuickSyntax] = [
+        Copy.quick, Paste.quick, Types.quick, Info.quick, Count.quick, List.quick,
+        Clear.quick, Remove.quick, History.quick, Restore.quick,
+    ]
 
     @OptionGroup var global: GlobalOptions
 

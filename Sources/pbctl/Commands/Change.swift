@@ -1,6 +1,4 @@
 import ArgumentParser
-import Foundation
-import Pasteboard
 
 /// `pbctl clear`: empty the pasteboard (a new change).
 struct Clear: AsyncParsableCommand {
@@ -9,12 +7,10 @@ struct Clear: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                try await proxy.clearContents(global.pasteboard)
-            }
-        }
+        try await ClearJob(target: global.target).runReportingFailures()
     }
+
+    static let quick = QuickSyntax("clear") { ClearJob(target: $0.target) }
 }
 
 /// `pbctl remove`: drop the pasteboard, its contents and its history.
@@ -24,12 +20,10 @@ struct Remove: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                try await proxy.remove(global.pasteboard)
-            }
-        }
+        try await RemoveJob(target: global.target).runReportingFailures()
     }
+
+    static let quick = QuickSyntax("remove") { RemoveJob(target: $0.target) }
 }
 
 /// `pbctl history`: earlier generations, newest first.
@@ -42,15 +36,11 @@ struct History: AsyncParsableCommand {
     var limit: UInt32 = 0
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                let formatter = ISO8601DateFormatter()
-                for entry in try await proxy.history(global.pasteboard, limit: limit) {
-                    let time = formatter.string(from: Date(timeIntervalSince1970: Double(entry.time) / 1000))
-                    Output.line("\(entry.count)\t\(time)\t\(entry.types.joined(separator: " "))")
-                }
-            }
-        }
+        try await HistoryJob(target: global.target, limit: limit).runReportingFailures()
+    }
+
+    static let quick = QuickSyntax("history", options: [("--limit", "limit")]) { line in
+        HistoryJob(target: line.target, limit: try line.value("limit", as: UInt32.self) ?? 0)
     }
 }
 
@@ -64,10 +54,12 @@ struct Restore: AsyncParsableCommand {
     var count: UInt64
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                Output.line(String(try await proxy.restore(global.pasteboard, count: count)))
-            }
-        }
+        try await RestoreJob(target: global.target, count: count).runReportingFailures()
+    }
+
+    /// COUNT is required: without it ArgumentParser says so.
+    static let quick = QuickSyntax("restore", positionals: 1) { line in
+        guard let count = try line.positional(0, as: UInt64.self) else { throw Unreadable() }
+        return RestoreJob(target: line.target, count: count)
     }
 }

@@ -1,6 +1,4 @@
 import ArgumentParser
-import Foundation
-import Pasteboard
 
 /// `pbctl types`: one type per line.
 struct Types: AsyncParsableCommand {
@@ -9,14 +7,10 @@ struct Types: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                for type in try await proxy.types(global.pasteboard).types {
-                    Output.line(type)
-                }
-            }
-        }
+        try await TypesJob(target: global.target).runReportingFailures()
     }
+
+    static let quick = QuickSyntax("types") { TypesJob(target: $0.target) }
 }
 
 /// `pbctl info`: the change count and every item's types and sizes.
@@ -29,25 +23,11 @@ struct Info: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                let (count, items) = try await proxy.items(global.pasteboard)
-                if json {
-                    let encoded = items.map { "{\"types\":\(Output.json($0.types)),\"sizes\":[\($0.sizes.map(String.init).joined(separator: ","))]}" }
-                    Output.line("{\"name\":\(Output.json(global.pasteboard)),\"count\":\(count),\"items\":[\(encoded.joined(separator: ","))]}")
-                    return
-                }
-                Output.line("pasteboard: \(global.pasteboard)")
-                Output.line("count: \(count)")
-                Output.line("items: \(items.count)")
-                for (index, item) in items.enumerated() {
-                    Output.line("item \(index):")
-                    for (type, size) in zip(item.types, item.sizes) {
-                        Output.line("  \(type)\t\(size < 0 ? "promised" : size == 1 ? "1 byte" : "\(size) bytes")")
-                    }
-                }
-            }
-        }
+        try await InfoJob(target: global.target, json: json).runReportingFailures()
+    }
+
+    static let quick = QuickSyntax("info", flags: [("--json", "json")]) { line in
+        InfoJob(target: line.target, json: line.flag("json"))
     }
 }
 
@@ -58,12 +38,10 @@ struct Count: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                Output.line(String(try await proxy.changeCount(global.pasteboard)))
-            }
-        }
+        try await CountJob(target: global.target).runReportingFailures()
     }
+
+    static let quick = QuickSyntax("count") { CountJob(target: $0.target) }
 }
 
 /// `pbctl list`: the pasteboard names.
@@ -73,12 +51,8 @@ struct List: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                for name in try await proxy.listPasteboards() {
-                    Output.line(name)
-                }
-            }
-        }
+        try await ListJob(target: global.target).runReportingFailures()
     }
+
+    static let quick = QuickSyntax("list") { ListJob(target: $0.target) }
 }

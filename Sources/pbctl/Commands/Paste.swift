@@ -1,6 +1,4 @@
 import ArgumentParser
-import Foundation
-import Pasteboard
 
 /// `pbctl paste`: the best matching data to stdout.
 struct Paste: AsyncParsableCommand {
@@ -21,17 +19,13 @@ struct Paste: AsyncParsableCommand {
     var item: UInt32 = 0
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
-        try await reportingFailures {
-            try await Session.run(global) { proxy in
-                switch try await BestData.read(proxy, name: global.pasteboard, item: item, types: types.isEmpty ? BestData.defaultTypes : types) {
-                case .bytes(let data):
-                    Output.data(data)
-                case .descriptor(let fd):
-                    defer { close(fd) }
-                    Streaming.copy(from: fd, to: 1, progress: Progress.onTerminal("pasted"))
-                }
-            }
-        }
+        try await PasteJob(target: global.target, types: types, item: item).runReportingFailures()
+    }
+
+    /// The same command line, read by ``QuickLine``.
+    static let quick = QuickSyntax(
+        "paste", options: [("-t", "type"), ("--type", "type"), ("--item", "item")], repeatable: ["type"]
+    ) { line in
+        PasteJob(target: line.target, types: line.values("type"), item: try line.value("item", as: UInt32.self) ?? 0)
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writing to stdout and stderr without buffering surprises: every line a watcher prints
 /// reaches a pipe at once.
@@ -9,10 +11,6 @@ enum Output {
 
     static func error(_ message: String) {
         write(2, Array("pbctl: \(message)\n".utf8))
-    }
-
-    static func data(_ data: Data) {
-        write(1, Array(data))
     }
 
     /// Writes all of `bytes`, giving up silently if the reader went away.
@@ -32,7 +30,9 @@ enum Output {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Moves bytes between descriptors in chunks, never holding a whole payload, and shows
 /// progress on a terminal.
@@ -47,19 +49,29 @@ enum Streaming {
     }
 
     /// Reads from `fd` until `limit` bytes or the end; `complete` says whether the end came.
+    ///
+    /// The buffer is not cleared first: a page of it costs nothing until data lands there, so
+    /// 100 bytes cost one page of the `limit`, not all of them.
     static func readUpTo(_ fd: Int32, limit: Int) -> (bytes: [UInt8], complete: Bool)? {
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var filled = 0
-        while filled < limit {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, limit - filled) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
+        var failed = false
+        var complete = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: limit) { buffer, filled in
+            filled = 0
+            while filled < limit {
+                let count = read(fd, buffer.baseAddress! + filled, limit - filled)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    return
+                }
+                if count == 0 {
+                    complete = true
+                    return
+                }
+                filled += count
             }
-            if count == 0 { return (Array(bytes[0..<filled]), true) }
-            filled += count
         }
-        return (bytes, false)
+        return failed ? nil : (bytes, complete)
     }
 }
 
@@ -92,6 +104,13 @@ final class Progress: @unchecked Sendable {
 
     static func format(_ bytes: UInt64) -> String {
         if bytes < 1 << 20 { return "\(bytes) bytes" }
-        return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+        return oneDecimal(Double(bytes) / Double(1 << 20)) + " MiB"
+    }
+
+    /// `%.1f`, printf's own rounding.
+    private static func oneDecimal(_ value: Double) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.1f", $0) }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

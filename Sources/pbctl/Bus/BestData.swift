@@ -1,5 +1,4 @@
-import Foundation
-import Pasteboard
+import PasteboardModel
 
 /// Reads the best representation of an item: inline when the server allows, through a
 /// descriptor when the data is larger than `max-inline-bytes`.
@@ -8,23 +7,23 @@ enum BestData {
     /// whatever the item offers first.
     static let defaultTypes = ["text/plain;charset=utf-8", "text/plain", "application/octet-stream"]
 
-    enum Result {
-        case bytes(Data)
+    enum Result: Sendable {
+        case bytes([UInt8])
         case descriptor(Int32)
     }
 
-    static func read(_ proxy: PasteboardProxy, name: String, item: UInt32, types: [String], expect: UInt64 = 0) async throws -> Result {
+    static func read(_ server: Server, name: String, item: UInt32, types: [String], expect: UInt64 = 0) async throws -> Result {
         do {
-            return .bytes(try await proxy.readBest(name, item: item, types: types, expect: expect).data)
+            return .bytes(try await server.readBest(name, item: item, types: types, expect: expect))
         } catch let error as PasteboardError where error.code == .tooLarge {
-            let (count, items) = try await proxy.items(name)
+            let (count, items) = try await server.items(name)
             guard Int(item) < items.count else { throw PasteboardError.noSuchItem("'\(name)' has no item \(item)") }
             if expect != 0, count != expect { throw PasteboardError.stale("'\(name)' changed meanwhile") }
             let offered = items[Int(item)].types.compactMap { try? PasteboardType(validating: $0) }
             for request in types {
                 guard let wanted = try? PasteboardType(validating: request) else { continue }
                 if let index = MIMEDatabase.shared.indexOfBestMatch(for: wanted, in: offered) {
-                    return .descriptor(try await proxy.readFd(name, item: item, type: offered[index].rawValue, expect: count).fd)
+                    return .descriptor(try await server.readFd(name, item: item, type: offered[index].rawValue, expect: count))
                 }
             }
             throw error

@@ -16,4 +16,8 @@ struct GlobalOptions: ParsableArguments {
             throw ValidationError(error.message)
         }
     }
+
+    var target: Target {
+        Target(pasteboard: pasteboard, address: address)
+    }
 }

@@ -1,0 +1,215 @@
+import DBus
+import PasteboardModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The methods of `org.pasteboardd.Pasteboard1` that pbctl calls, straight over the D-Bus
+/// binding.
+///
+/// The `Pasteboard` library's `PasteboardProxy` is the same thing for apps, but that library
+/// is built on Foundation, and linked with Foundation every `pbctl` start loaded and relocated
+/// Foundation and ICU, most of what it cost (see Package.swift). Data here is `[UInt8]`;
+/// every method throws `PasteboardError` for the server's answers and ``Unreachable`` when
+/// there is no server to answer.
+final class Server: Sendable {
+    static let busName = "org.pasteboardd.Pasteboard1"
+    static let objectPath = "/org/pasteboardd/Pasteboard1"
+    static let interface = "org.pasteboardd.Pasteboard1"
+
+    private let connection: Connection
+
+    /// The bus address in use.
+    var address: String { connection.address }
+
+    private init(connection: Connection) {
+        self.connection = connection
+    }
+
+    /// Connects to the bus at `address`, or to the session bus.
+    static func connect(address: String?) throws(Unreachable) -> Server {
+        do {
+            return Server(connection: try Connection.connect(address: address))
+        } catch {
+            throw Unreachable(address: address ?? Connection.sessionBusAddress(), reason: error.message)
+        }
+    }
+
+    // MARK: Methods
+
+    func listPasteboards() async throws -> [String] {
+        try await call("ListPasteboards").first?.stringArrayValue ?? []
+    }
+
+    func changeCount(_ name: String) async throws -> UInt64 {
+        try await call("ChangeCount", [.string(name)]).first?.uint64Value ?? 0
+    }
+
+    func clearContents(_ name: String) async throws {
+        _ = try await call("ClearContents", [.string(name)])
+    }
+
+    func remove(_ name: String) async throws {
+        _ = try await call("Remove", [.string(name)])
+    }
+
+    /// Replaces the contents with one item offering `data` under each of `types`.
+    func writeItem(_ name: String, types: [String], data: [UInt8], options: WriteOptions) async throws {
+        let item = DBusValue.dictionary(key: "s", value: "ay", types.map { (.string($0), .bytes(data)) })
+        _ = try await call("WriteItems", [.string(name), .array(element: "a{say}", [item]), options.encoded])
+    }
+
+    /// Replaces the contents with one item whose data the server reads from `fd` (to its end),
+    /// offered under each of `types`. The caller keeps `fd`.
+    func writeItemFd(_ name: String, types: [String], fd: Int32, options: WriteOptions) async throws {
+        var entries: [(DBusValue, DBusValue)] = []
+        for type in types {
+            // Marshalling takes the descriptor it is given; the caller keeps its own.
+            entries.append((.string(type), .unixFD(try Self.borrow(fd))))
+        }
+        let item = DBusValue.dictionary(key: "s", value: "h", entries)
+        _ = try await call("WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), options.encoded])
+    }
+
+    /// Every type of every item, with the change count they belong to.
+    func types(_ name: String) async throws -> (count: UInt64, types: [String]) {
+        let reply = try await call("Types", [.string(name)])
+        return (reply.first?.uint64Value ?? 0, reply.dropFirst().first?.stringArrayValue ?? [])
+    }
+
+    /// One item as `Items` describes it.
+    struct ItemInfo: Sendable {
+        /// Richest first.
+        var types: [String] = []
+        /// In type order; -1 for promised data not yet provided.
+        var sizes: [Int64] = []
+    }
+
+    func items(_ name: String) async throws -> (count: UInt64, items: [ItemInfo]) {
+        let reply = try await call("Items", [.string(name)])
+        let items = (reply.dropFirst().first?.arrayValue ?? []).map { item in
+            var info = ItemInfo()
+            for (key, value) in item.dictionaryEntries ?? [] {
+                switch key.stringValue {
+                case "types": info.types = value.variantValue?.stringArrayValue ?? []
+                case "sizes": info.sizes = value.variantValue?.arrayValue?.compactMap(\.int64Value) ?? []
+                default: break
+                }
+            }
+            return info
+        }
+        return (reply.first?.uint64Value ?? 0, items)
+    }
+
+    /// The data of the item's type that best satisfies the first satisfiable entry of `types`;
+    /// `TooLarge` above the server's inline limit.
+    func readBest(_ name: String, item: UInt32, types: [String], expect: UInt64) async throws -> [UInt8] {
+        let reply = try await call("ReadBest", [.string(name), .uint32(item), .strings(types), .uint64(expect)])
+        guard reply.count == 3 else { return [] }
+        return reply[2].bytesValue ?? []
+    }
+
+    /// The data of exactly `type` as a descriptor the caller owns and must close.
+    func readFd(_ name: String, item: UInt32, type: String, expect: UInt64) async throws -> Int32 {
+        let reply = try await call("ReadFd", [.string(name), .uint32(item), .string(type), .uint64(expect)])
+        guard reply.count == 2, let descriptor = reply[1].fileDescriptorValue else {
+            throw Unreachable(address: address, reason: "the server sent no descriptor")
+        }
+        let fd = fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { throw PasteboardError.invalidArgument("out of file descriptors: \(String(cString: strerror(errno)))") }
+        return fd
+    }
+
+    /// One entry of `History`.
+    struct HistoryEntry: Sendable {
+        var count: UInt64
+        /// Unix time of the write, in milliseconds.
+        var time: Int64
+        var types: [String]
+    }
+
+    func history(_ name: String, limit: UInt32) async throws -> [HistoryEntry] {
+        let reply = try await call("History", [.string(name), .uint32(limit)])
+        return (reply.first?.arrayValue ?? []).compactMap { entry in
+            guard let fields = entry.structureFields, fields.count == 3 else { return nil }
+            return HistoryEntry(count: fields[0].uint64Value ?? 0, time: fields[1].int64Value ?? 0, types: fields[2].stringArrayValue ?? [])
+        }
+    }
+
+    /// Makes the generation `count` current again; returns the new change count.
+    func restore(_ name: String, count: UInt64) async throws -> UInt64 {
+        try await call("Restore", [.string(name), .uint64(count)]).first?.uint64Value ?? 0
+    }
+
+    // MARK: Signals
+
+    /// One `Changed` signal.
+    struct Change: Sendable {
+        var name: String
+        var count: UInt64
+        /// None when cleared, removed or concealed.
+        var types: [String]
+    }
+
+    /// The `Changed` signals of `name`, or of every pasteboard when `name` is nil, from the
+    /// moment this returns; they end when the connection is lost.
+    func changes(of name: String?) async throws -> some AsyncSequence<Change, Never> {
+        let rule = MatchRule(sender: Self.busName, path: Self.objectPath, interface: Self.interface, member: "Changed", arg0: name)
+        let signals: AsyncStream<Message>
+        do {
+            signals = try await connection.signals(matching: rule)
+        } catch {
+            throw translate(error)
+        }
+        return signals.compactMap { @Sendable signal -> Change? in
+            let arguments = signal.arguments()
+            guard arguments.count == 3, let name = arguments[0].stringValue, let count = arguments[1].uint64Value else { return nil }
+            return Change(name: name, count: count, types: arguments[2].stringArrayValue ?? [])
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        do {
+            let message = try Message.methodCall(destination: Self.busName, path: Self.objectPath, interface: Self.interface, method: method, arguments: arguments)
+            return try await connection.call(message).arguments()
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// The contract's errors as `PasteboardError`; anything else means the server is not there
+    /// to answer.
+    private func translate(_ error: DBusError) -> any Error {
+        if let contract = PasteboardError(dbusErrorName: error.name, message: error.message) {
+            return contract
+        }
+        switch error.name {
+        case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName:
+            return Unreachable(address: address, reason: "pasteboardd is not running there; start it with `pasteboardd &`")
+        default:
+            return Unreachable(address: address, reason: error.message)
+        }
+    }
+
+    private static func borrow(_ fd: Int32) throws -> UnixFileDescriptor {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else {
+            throw PasteboardError.invalidArgument("descriptor \(fd) cannot be passed: \(String(cString: strerror(errno)))")
+        }
+        return UnixFileDescriptor(owning: copy)
+    }
+}
+
+/// The server could not be reached: no bus, no server on it, or the connection was lost.
+struct Unreachable: Error, CustomStringConvertible {
+    /// The bus address that was tried, or nil when none could be found.
+    let address: String?
+    let reason: String
+
+    var description: String {
+        "cannot reach pasteboardd on the bus \(address ?? "(none: DBUS_SESSION_BUS_ADDRESS is not set)"): \(reason)"
+    }
+}

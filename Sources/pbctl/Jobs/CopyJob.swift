@@ -1,0 +1,106 @@
+import PasteboardModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `pbctl copy`: stdin (or a file) becomes the pasteboard's one item.
+struct CopyJob: Job {
+    var target: Target
+    /// A file to copy instead of stdin.
+    var file: String?
+    /// Offer the data under these types; sniffed when empty.
+    var types: [String]
+    var concealed: Bool
+    var transient: Bool
+    /// Seconds until the server clears the pasteboard; positive and finite (see
+    /// ``problem(expires:)``).
+    var expires: Double?
+
+    /// Data up to this size goes inline in the call; more goes through a descriptor.
+    static let inlineCutoff = 1 << 20
+
+    /// What is wrong with an `--expires` value, or nil when it is fine.
+    static func problem(expires: Double?) -> String? {
+        guard let expires, !(expires > 0) || !expires.isFinite else { return nil }
+        return "--expires takes a positive number of seconds"
+    }
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let input = try openInput()
+        defer { if file != nil { close(input) } }
+        var options = WriteOptions(concealed: concealed, transient: transient)
+        options.expiresInMilliseconds = expires.map { UInt64(($0 * 1000).rounded(.up)) }
+        try await Session.run(target) { server in
+            try await copy(input, to: server, options: options)
+        }
+    }
+
+    private func openInput() throws -> Int32 {
+        guard let file else { return 0 }
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw Failure(message: "cannot open \(file): \(String(cString: strerror(errno)))", status: .nothing)
+        }
+        return fd
+    }
+
+    private func copy(_ input: Int32, to server: Server, options: WriteOptions) async throws {
+        let name = target.pasteboard
+        var info = stat()
+        if fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            let offset = max(0, lseek(input, 0, SEEK_CUR))
+            let remaining = Int(info.st_size) - Int(offset)
+            if remaining > Self.inlineCutoff {
+                // A regular file: the server reads it directly, nothing passes through here.
+                var prefix = [UInt8](repeating: 0, count: TypeSniffer.sniffLength)
+                let count = prefix.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, offset) }
+                let types = typesToOffer(Array(prefix[0..<max(0, count)]), complete: false)
+                try await server.writeItemFd(name, types: types, fd: input, options: options)
+                return
+            }
+        }
+        guard let (head, complete) = Streaming.readUpTo(input, limit: Self.inlineCutoff + 1) else {
+            throw Failure(message: "cannot read the input: \(String(cString: strerror(errno)))", status: .nothing)
+        }
+        let types = typesToOffer(head, complete: complete)
+        if complete {
+            do {
+                try await server.writeItem(name, types: types, data: head, options: options)
+                return
+            } catch let error as PasteboardError where error.code == .tooLarge && head.count > 0 {
+                // The server takes less inline than we guessed: hand it over by descriptor.
+            }
+        }
+        try await stream(head, then: complete ? nil : input, types: types, to: server, options: options)
+    }
+
+    /// Feeds `head` and then the rest of `rest` through a pipe the server reads.
+    private func stream(_ head: [UInt8], then rest: Int32?, types: [String], to server: Server, options: WriteOptions) async throws {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw Failure(message: "cannot create a pipe: \(String(cString: strerror(errno)))", status: .unavailable) }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(readEnd) }
+        let progress = Progress.onTerminal("copied")
+        do {
+            try Threads.detach {
+                if let rest {
+                    Streaming.copy(from: rest, to: writeEnd, prefix: head, progress: progress)
+                } else {
+                    _ = Streaming.writeAll(writeEnd, head[...])
+                }
+                close(writeEnd)
+            }
+        } catch {
+            close(writeEnd)
+            throw error
+        }
+        try await server.writeItemFd(target.pasteboard, types: types, fd: readEnd, options: options)
+    }
+
+    private func typesToOffer(_ prefix: [UInt8], complete: Bool) -> [String] {
+        guard types.isEmpty else { return types }
+        return [TypeSniffer.sniff(prefix.prefix(TypeSniffer.sniffLength), isComplete: complete && prefix.count <= TypeSniffer.sniffLength)]
+    }
+}

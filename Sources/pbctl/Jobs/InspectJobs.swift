@@ -1,0 +1,63 @@
+/// `pbctl types`: one type per line.
+struct TypesJob: Job {
+    var target: Target
+
+    func run() async throws {
+        try await Session.run(target) { server in
+            for type in try await server.types(target.pasteboard).types {
+                Output.line(type)
+            }
+        }
+    }
+}
+
+/// `pbctl info`: the change count and every item's types and sizes.
+struct InfoJob: Job {
+    var target: Target
+    var json: Bool
+
+    func run() async throws {
+        try await Session.run(target) { server in
+            let name = target.pasteboard
+            let (count, items) = try await server.items(name)
+            if json {
+                let encoded = items.map { "{\"types\":\(Output.json($0.types)),\"sizes\":[\($0.sizes.map(String.init).joined(separator: ","))]}" }
+                Output.line("{\"name\":\(Output.json(name)),\"count\":\(count),\"items\":[\(encoded.joined(separator: ","))]}")
+                return
+            }
+            Output.line("pasteboard: \(name)")
+            Output.line("count: \(count)")
+            Output.line("items: \(items.count)")
+            for (index, item) in items.enumerated() {
+                Output.line("item \(index):")
+                for (type, size) in zip(item.types, item.sizes) {
+                    Output.line("  \(type)\t\(size < 0 ? "promised" : size == 1 ? "1 byte" : "\(size) bytes")")
+                }
+            }
+        }
+    }
+}
+
+/// `pbctl count`: the change count.
+struct CountJob: Job {
+    var target: Target
+
+    func run() async throws {
+        try await Session.run(target) { server in
+            Output.line(String(try await server.changeCount(target.pasteboard)))
+        }
+    }
+}
+
+/// `pbctl list`: the pasteboard names.
+struct ListJob: Job {
+    var target: Target
+
+    func run() async throws {
+        try await Session.run(target) { server in
+            for name in try await server.listPasteboards() {
+                Output.line(name)
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command the way `watch --exec` does, with posix_spawn: in a process group of its
+/// own, with this process's environment plus some variables, every descriptor but 0, 1 and 2
+/// closed, SIGPIPE back at its default (pbctl ignores it), and stdin as asked.
+enum ChildProcess {
+    /// What the child reads on stdin.
+    enum Input: Sendable {
+        /// `/dev/null`.
+        case nothing
+        /// These bytes, fed through a pipe by a thread of ours.
+        case bytes([UInt8])
+        /// This descriptor, which the child gets and this process closes.
+        case descriptor(Int32)
+    }
+
+    /// Starts `executable` with `arguments` (the first is `argv[0]`) and waits for it to end.
+    ///
+    /// - Throws: the reason it could not be started, as `strerror` says it.
+    static func run(_ executable: String, _ arguments: [String], environment additions: [(String, String)], input: Input) async throws(SystemError) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var feed: (read: Int32, write: Int32)? = nil
+        switch input {
+        case .nothing:
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        case .descriptor(let fd):
+            posix_spawn_file_actions_adddup2(&actions, fd, 0)
+        case .bytes:
+            // Both ends are closed in the child with every other descriptor, once fd 0 is made.
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw SystemError(errno) }
+            feed = (ends[0], ends[1])
+            posix_spawn_file_actions_adddup2(&actions, ends[0], 0)
+        }
+        for fd in openDescriptors() where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        posix_spawnattr_setsigmask(&attributes, &signals)
+        sigaddset(&signals, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &signals)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let names = Set(additions.map(\.0))
+        var environment = inheritedEnvironment().filter { entry in
+            !names.contains(String(entry.prefix { $0 != "=" }))
+        }
+        environment += additions.map { "\($0.0)=\($0.1)" }
+
+        var pid = pid_t()
+        let result = withCStrings(arguments) { argv in
+            withCStrings(environment) { envp in
+                posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+            }
+        }
+        if case .descriptor(let fd) = input { close(fd) }
+        if let feed { close(feed.read) }
+        guard result == 0 else {
+            if let feed { close(feed.write) }
+            throw SystemError(result)
+        }
+        if let feed, case .bytes(let bytes) = input {
+            do {
+                try Threads.detach {
+                    _ = Streaming.writeAll(feed.write, bytes[...])
+                    close(feed.write)
+                }
+            } catch {
+                close(feed.write)
+            }
+        }
+        await waitForExit(pid)
+    }
+
+    /// Waits on a thread of its own, so the main thread goes on serving other work.
+    private static func waitForExit(_ pid: pid_t) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            do {
+                try Threads.detach {
+                    var status: Int32 = 0
+                    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                    done.resume()
+                }
+            } catch {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                done.resume()
+            }
+        }
+    }
+
+    /// `NAME=value` for each variable of this process.
+    private static func inheritedEnvironment() -> [String] {
+        var entries: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            entries.append(String(cString: entry))
+            index += 1
+        }
+        return entries
+    }
+
+    /// The descriptors open in this process, as `/proc/self/fd` lists them (the listing's own
+    /// among them, closed by the time they are used: closing it in the child does nothing).
+    private static func openDescriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        var descriptors: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if let fd = Int32(name) { descriptors.append(fd) }
+        }
+        return descriptors
+    }
+
+    /// Calls `body` with a NULL-terminated C array of copies of `strings`.
+    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+        let copies = strings.map { strdup($0) } + [nil]
+        defer { copies.forEach { free($0) } }
+        return body(copies)
+    }
+}
+
+/// An `errno` value, for people.
+struct SystemError: Error, CustomStringConvertible {
+    let code: Int32
+
+    init(_ code: Int32) {
+        self.code = code
+    }
+
+    var description: String { String(cString: strerror(code)) }
+}
