@@ -42,10 +42,15 @@ final class Store {
     private static func open(_ directory: String) throws -> DatabaseQueue {
         try FileManager.default.createDirectory(atPath: directory + "/blobs", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var configuration = Configuration()
+        // A commit waits while the ``Checkpointer`` starts the log over (a moment, once per
+        // thousand pages or so) instead of failing.
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // The ``Checkpointer`` checkpoints, off the thread that commits.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            // Once checkpointed, the log is cut back to this when it starts over.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(8 << 20)")
         }
         let database = try DatabaseQueue(path: directory + "/pasteboards.sqlite", configuration: configuration)
         try database.writeWithoutTransaction { db in
