@@ -31,9 +31,14 @@ static const int cdbus_F_SEAL_SHRINK = 0x0002;
 static const int cdbus_F_SEAL_GROW = 0x0004;
 static const int cdbus_F_SEAL_WRITE = 0x0008;
 static const int cdbus_F_SETPIPE_SZ = 1024 + 7;
+static const int cdbus_F_GETPIPE_SZ = 1024 + 8;
 // O_TMPFILE (__O_TMPFILE | O_DIRECTORY) and AT_SYMLINK_FOLLOW, which glibc hides without _GNU_SOURCE.
 static const int cdbus_O_TMPFILE = 020200000;
 static const int cdbus_AT_SYMLINK_FOLLOW = 0x400;
+
+// Preallocating a blob file: fcntl.h declares fallocate only under _GNU_SOURCE.
+int fallocate(int fd, int mode, off_t offset, off_t len);
+static const int cdbus_FALLOC_FL_KEEP_SIZE = 0x01;
 
 // fcntl is variadic in C; these fixed-arity wrappers are callable from Swift.
 static inline int cdbus_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import PasteboardModel
+import Synchronization
 
 /// Writing: items passed inline, and items read from descriptors on a transfer thread.
 extension PasteboardObject {
@@ -32,48 +33,80 @@ extension PasteboardObject {
         }
         Thread.detachNewThread { [self] in
             defer { transfers.subtract(1, ordering: .relaxed) }
-            let prepared: (PasteboardName, [Item], WriteOptions)
+            let write: DescriptorWrite
             do throws(PasteboardError) {
                 let name = try Arguments.name(arguments[0])
                 let options = try Arguments.writeOptions(arguments[2])
-                prepared = (name, try descriptorItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile)), options)
+                let read = try descriptorItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile))
+                write = DescriptorWrite(name: name, items: read.items, options: options, endsAreFinal: read.endsAreFinal)
             } catch {
                 return fail(call, error)
             }
-            // A pipe reads as complete when its writer dies; commit only if the writer is
-            // still there to have closed it on purpose.
+            // Files only, and not owner-only: nothing to ask the bus, no round trip.
+            guard !write.endsAreFinal || write.options.ownerOnly else {
+                return commit(write, for: call, writerLeft: false, pid: nil)
+            }
             Task {
-                // Only "no owner" means the writer left; a failed lookup must not drop the call.
-                let writerLeft: Bool
-                do {
-                    writerLeft = try await connection.nameOwner(call.sender) == nil
-                } catch {
-                    writerLeft = false
-                }
+                // A file's end is its size, whoever is left; a pipe's may be its writer dying.
+                let writerLeft = write.endsAreFinal ? false : await hasLeft(call.sender)
                 // An unknown writer process (0) can read nothing back: owner-only fails closed.
-                let pid = prepared.2.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
-                service.queue.async { [self] in
-                    do throws(PasteboardError) {
-                        // Nobody is left to answer, and the data may be cut short: store nothing.
-                        guard !writerLeft else { return }
-                        let change = try service.write(prepared.0, items: prepared.1, options: prepared.2, ownerPID: pid)
-                        call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
-                    } catch {
-                        fail(call, error)
-                    }
-                }
+                let pid = write.options.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
+                commit(write, for: call, writerLeft: writerLeft, pid: pid)
             }
         }
     }
 
-    /// The items of `WriteItemsFd`, each descriptor read to its end. The same open file given
-    /// for several types is read once and offered under each.
-    func descriptorItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
+    /// Whether `sender` has left the bus. A pipe reads as complete when its writer dies, so
+    /// data read from one is committed only if its writer is still there to have closed it on
+    /// purpose. Only "no owner" means the writer left: a failed lookup must not drop the call.
+    private func hasLeft(_ sender: String) async -> Bool {
+        do {
+            return try await connection.nameOwner(sender) == nil
+        } catch {
+            return false
+        }
+    }
+
+    /// What a `WriteItemsFd` read, waiting to be committed.
+    struct DescriptorWrite: Sendable {
+        let name: PasteboardName
+        let items: [Item]
+        let options: WriteOptions
+        /// Whether every descriptor was a file, whose end proves the data complete.
+        let endsAreFinal: Bool
+    }
+
+    /// Commits a `WriteItemsFd` on the service queue and answers it.
+    ///
+    /// What the write replaces is let go only after the answer, and on another queue: a large
+    /// item's earlier generation dropped from the history is a large file, and deleting it
+    /// (tens of milliseconds for a gigabyte) should delay neither this answer nor the calls
+    /// queued behind it. Should the server die first, the file is an orphan, deleted at the
+    /// next start.
+    private func commit(_ write: DescriptorWrite, for call: MethodCall, writerLeft: Bool, pid: UInt32?) {
+        service.queue.async { [self] in
+            // Nobody is left to answer, and the data may be cut short: store nothing.
+            guard !writerLeft else { return }
+            let replaced = Leftovers(service.entry(write.name))
+            do throws(PasteboardError) {
+                let change = try service.write(write.name, items: write.items, options: write.options, ownerPID: pid)
+                call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+            } catch {
+                fail(call, error)
+            }
+            replaced.releaseInBackground()
+        }
+    }
+
+    /// The items of `WriteItemsFd`, each descriptor read to its end, and whether every one was
+    /// a file. The same open file given for several types is read once and offered under each.
+    func descriptorItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> (items: [Item], endsAreFinal: Bool) {
         let reader = DescriptorReader(
             payloads: payloads, maxBytes: service.limits.maxItemBytes,
             idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
         var alreadyRead: [FileIdentity: Payload] = [:]
         var items: [Item] = []
+        var endsAreFinal = true
         for (index, element) in (value.arrayValue ?? []).enumerated() {
             var representations: [Representation] = []
             for (key, descriptor) in element.dictionaryEntries ?? [] {
@@ -84,13 +117,32 @@ extension PasteboardObject {
                 if let identity, let known = alreadyRead[identity] {
                     payload = known
                 } else {
-                    payload = try reader.read(fd, label: "\(type) of item \(index)")
+                    let source = TransferSource(fd.rawValue)
+                    endsAreFinal = endsAreFinal && source.endIsFinal
+                    payload = try reader.read(source, label: "\(type) of item \(index)")
                     if let identity { alreadyRead[identity] = payload }
                 }
                 representations.append(Representation(type: type, payload: payload))
             }
             items.append(Item(representations: representations))
         }
-        return items
+        return (items, endsAreFinal)
+    }
+}
+
+/// Contents a write replaced, held so that the files only they refer to are deleted where
+/// that delays nobody (``Blob`` deletes its file when its last reference goes).
+private final class Leftovers: Sendable {
+    private let entry: Mutex<PasteboardEntry?>
+
+    init(_ entry: PasteboardEntry) {
+        self.entry = Mutex(entry)
+    }
+
+    /// Lets go of the contents on a utility queue.
+    func releaseInBackground() {
+        DispatchQueue.global(qos: .utility).async { [self] in
+            entry.withLock { $0 = nil }
+        }
     }
 }

@@ -1,4 +1,3 @@
-import DBus
 import PasteboardModel
 
 #if canImport(Glibc)
@@ -7,57 +6,111 @@ import Glibc
 
 /// Reads a client's file descriptor to its end into a ``Payload`` (for `WriteItemsFd`).
 ///
-/// Runs on a transfer thread, never on the bus or service threads. Data is streamed: whatever
-/// exceeds ``Payload/inlineThreshold`` goes to a blob file chunk by chunk, so a 1 GiB payload
-/// costs one buffer of memory. A writer that goes silent for `idleTimeout` is given up on.
+/// Runs on a transfer thread, never on the bus or service threads. Data up to
+/// ``Payload/inlineThreshold`` stays in memory; anything larger goes to a blob file: a file or
+/// memfd copied by the kernel (`copy_file_range` or `sendfile`, into space reserved for its
+/// known size), a pipe or anything else read through a 1 MiB buffer (see ``CopyMethod``).
+/// Reading starts at the descriptor's current offset, as `read` would.
+///
+/// The limits hold on every path: no more than `maxBytes` + 1 bytes are ever taken from the
+/// client (the extra byte proves the data too large), a file known to be larger is refused
+/// before anything is copied, and a writer that goes silent for `idleTimeoutMilliseconds` is
+/// given up on.
 struct DescriptorReader {
     let payloads: PayloadWriter
     let maxBytes: UInt64
     let idleTimeoutMilliseconds: Int32
 
-    private static let chunkSize = 1 << 20
-
-    func read(_ descriptor: UnixFileDescriptor, label: String) throws(PasteboardError) -> Payload {
-        let fd = descriptor.rawValue
-        var memory: [UInt8] = []
-        var file: BlobFile? = nil
-        var finished = false
-        var total: UInt64 = 0
-        var chunk = [UInt8](repeating: 0, count: Self.chunkSize)
-        defer { if let file, !finished { file.discard() } }
-
+    /// Reads `source` to its end; `label` names it in errors.
+    func read(_ source: TransferSource, label: String) throws(PasteboardError) -> Payload {
         // The write end of a pipe never polls readable: refuse it now, not after the timeout.
-        let flags = fcntl(fd, F_GETFL)
+        let flags = fcntl(source.fd, F_GETFL)
         if flags >= 0, flags & O_ACCMODE == O_WRONLY {
             throw .invalidArgument("the descriptor for \(label) is open for writing only; pass one the server can read, such as the read end of a pipe")
         }
-
-        while true {
-            try waitReadable(fd, label: label)
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw .invalidArgument("the descriptor for \(label) could not be read (\(String(cString: strerror(errno))))")
-            }
-            if count == 0 { break }
-            total += UInt64(count)
-            guard total <= maxBytes else {
-                throw .tooLarge("the data for \(label) exceeds \(maxBytes) bytes (max-item-bytes)")
-            }
-            if file == nil, memory.count + count <= Payload.inlineThreshold {
-                memory.append(contentsOf: chunk[0..<count])
-                continue
-            }
-            if file == nil {
-                file = try payloads.createFile()
-                try PayloadWriter.writeAll(file!.fd, memory[...])
-                memory = []
-            }
-            try PayloadWriter.writeAll(file!.fd, chunk[0..<count])
+        if let remaining = source.remaining, remaining > maxBytes {
+            throw tooLarge(label)
         }
-        guard let file else { return .inline(memory) }
+
+        var total: UInt64 = 0
+        var small: [UInt8] = []
+        // A file that holds more than the threshold goes to disk without a detour.
+        if (source.remaining ?? 0) <= UInt64(Payload.inlineThreshold) {
+            let (bytes, ended) = try readSmall(source, total: &total, label: label)
+            if ended { return .inline(bytes) }
+            small = bytes
+        }
+
+        source.enlargePipeBuffer()
+        var file = try payloads.createFile()
+        var finished = false
+        defer { if !finished { file.discard() } }
+        if let remaining = source.remaining {
+            try file.preallocate(remaining)
+        }
+        try PayloadWriter.writeAll(file.fd, small[...])
+        try copy(source, to: file.fd, total: &total, label: label)
         finished = true
         return .file(try file.finish(size: total))
+    }
+
+    /// Reads into memory until the data proves larger than the inline threshold (`ended` false)
+    /// or ends (`ended` true).
+    private func readSmall(_ source: TransferSource, total: inout UInt64, label: String) throws(PasteboardError) -> (bytes: [UInt8], ended: Bool) {
+        var bytes = [UInt8](repeating: 0, count: Payload.inlineThreshold + 1)
+        var filled = 0
+        while filled < bytes.count {
+            if source.mayStall { try waitReadable(source.fd, label: label) }
+            let wanted = min(bytes.count - filled, allowance(after: total))
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(source.fd, $0.baseAddress! + filled, wanted) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw readFailure(errno, label)
+            }
+            if count == 0 {
+                bytes.removeSubrange(filled...)
+                return (bytes, true)
+            }
+            filled += count
+            total += UInt64(count)
+            guard total <= maxBytes else { throw tooLarge(label) }
+        }
+        return (bytes, false)
+    }
+
+    /// Moves the rest of the source into `destination`, counting the bytes in `total`.
+    private func copy(_ source: TransferSource, to destination: Int32, total: inout UInt64, label: String) throws(PasteboardError) {
+        var method = CopyMethod(for: source.kind)
+        var buffer: CopyBuffer? = nil
+        var mustWait = source.mayStall
+        while true {
+            if mustWait { try waitReadable(source.fd, label: label) }
+            let count = min(method.chunkSize, allowance(after: total))
+            switch method.step(from: source.fd, to: destination, count: count, buffer: &buffer) {
+            case .moved(let moved):
+                total += UInt64(moved)
+                guard total <= maxBytes else { throw tooLarge(label) }
+                mustWait = source.mayStall
+            case .end:
+                return
+            case .wouldBlock:
+                mustWait = true
+            case .refused:
+                guard let next = method.fallback else { throw readFailure(EINVAL, label) }
+                method = next
+            case .readFailed(let code):
+                throw readFailure(code, label)
+            case .writeFailed(let code):
+                throw PayloadWriter.writeFailure(code)
+            }
+        }
+    }
+
+    /// How many bytes the next read may take: never more than one past the limit, the byte
+    /// that proves the data too large.
+    private func allowance(after total: UInt64) -> Int {
+        let left = maxBytes - min(total, maxBytes)
+        return left >= UInt64(Int.max) ? Int.max : Int(left) + 1
     }
 
     private func waitReadable(_ fd: Int32, label: String) throws(PasteboardError) {
@@ -71,5 +124,13 @@ struct DescriptorReader {
             }
             throw .invalidArgument("the descriptor for \(label) cannot be polled (\(String(cString: strerror(errno))))")
         }
+    }
+
+    private func tooLarge(_ label: String) -> PasteboardError {
+        .tooLarge("the data for \(label) exceeds \(maxBytes) bytes (max-item-bytes)")
+    }
+
+    private func readFailure(_ code: Int32, _ label: String) -> PasteboardError {
+        .invalidArgument("the descriptor for \(label) could not be read (\(String(cString: strerror(code))))")
     }
 }
