@@ -1,7 +1,6 @@
 import DBus
 import Foundation
 import PasteboardModel
-import Synchronization
 
 /// Writing: items passed inline, and items read from descriptors on a transfer thread.
 extension PasteboardObject {
@@ -76,25 +75,18 @@ extension PasteboardObject {
         let endsAreFinal: Bool
     }
 
-    /// Commits a `WriteItemsFd` on the service queue and answers it.
-    ///
-    /// What the write replaces is let go only after the answer, and on another queue: a large
-    /// item's earlier generation dropped from the history is a large file, and deleting it
-    /// (tens of milliseconds for a gigabyte) should delay neither this answer nor the calls
-    /// queued behind it. Should the server die first, the file is an orphan, deleted at the
-    /// next start.
+    /// Commits a `WriteItemsFd` on the service queue and answers it. (What it replaces is let
+    /// go off the queue: see ``PasteboardService/retire(_:)``.)
     private func commit(_ write: DescriptorWrite, for call: MethodCall, writerLeft: Bool, pid: UInt32?) {
         service.queue.async { [self] in
             // Nobody is left to answer, and the data may be cut short: store nothing.
             guard !writerLeft else { return }
-            let replaced = Leftovers(service.entry(write.name))
             do throws(PasteboardError) {
                 let change = try service.write(write.name, items: write.items, options: write.options, ownerPID: pid)
                 call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
             } catch {
                 fail(call, error)
             }
-            replaced.releaseInBackground()
         }
     }
 
@@ -130,19 +122,3 @@ extension PasteboardObject {
     }
 }
 
-/// Contents a write replaced, held so that the files only they refer to are deleted where
-/// that delays nobody (``Blob`` deletes its file when its last reference goes).
-private final class Leftovers: Sendable {
-    private let entry: Mutex<PasteboardEntry?>
-
-    init(_ entry: PasteboardEntry) {
-        self.entry = Mutex(entry)
-    }
-
-    /// Lets go of the contents on a utility queue.
-    func releaseInBackground() {
-        DispatchQueue.global(qos: .utility).async { [self] in
-            entry.withLock { $0 = nil }
-        }
-    }
-}

@@ -365,6 +365,7 @@ final class PasteboardService: @unchecked Sendable {
                 throw saveFailed(error, names: [name])
             }
             entries.withLock { $0[name] = entry }
+            retire([old])
         }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         scheduleExpiry(name, at: entry.expiresAt)
@@ -403,8 +404,24 @@ final class PasteboardService: @unchecked Sendable {
         entries.withLock { entries in
             for (name, entry) in batch.staged { entries[name] = entry }
         }
+        retire(Array(batch.before.values))
         return nil
     }
+
+    /// Lets go of contents a change replaced on a background queue. When they held the last
+    /// reference to a blob file, that is where the file is deleted: a large one takes tens of
+    /// milliseconds (a gigabyte, 60–90 ms), which should delay neither the reply nor the calls
+    /// queued behind it. Should the server die first, the file is an orphan, deleted at the
+    /// next start.
+    private func retire(_ replaced: [PasteboardEntry]) {
+        func holdsFiles(_ items: [Item]) -> Bool {
+            items.contains { $0.representations.contains { if case .file = $0.payload { true } else { false } } }
+        }
+        guard replaced.contains(where: { holdsFiles($0.items) || $0.history.contains { holdsFiles($0.items) } }) else { return }
+        Self.retirement.async { withExtendedLifetime(replaced) {} }
+    }
+
+    private static let retirement = DispatchQueue(label: "org.pasteboardd.retired", qos: .utility)
 
     static func nowMilliseconds() -> UInt64 {
         var spec = timespec()
