@@ -213,12 +213,15 @@ struct Measurements {
         let label = size >= 1 << 30 ? "\(size >> 30) GiB" : "\(size >> 20) MiB"
         let mebibytes = Double(size) / Double(Self.mebibyte)
         var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
-        for _ in 0..<times {
-            floor.add(mebibytes / (try Self.socketpairCopy(chunk, size: size) / 1_000_000))
+        // One warm-up round each, not counted: the first copies of a run fault in fresh memory.
+        for index in 0..<(times + 1) {
+            let floorTime = try Self.socketpairCopy(chunk, size: size)
             var memory = (holding: 0, serving: 0)
             let transfer = try await timed {
                 memory = try await fdRoundTrip(client, chunk, size: size)
             }
+            guard index > 0 else { continue }
+            floor.add(mebibytes / (floorTime / 1_000_000))
             server.add(mebibytes / (transfer.micros / 1_000_000))
             holding.add(Double(memory.holding) / Double(Self.mebibyte))
             serving.add(Double(memory.serving) / Double(Self.mebibyte))
