@@ -121,14 +121,17 @@ final class PasteboardObject: DBusObject {
                     Answer(call: job.call, outbox: outbox).fail(error)
                 }
             }
-            outbox.release(failure: service.commitBatch())
-            // Only now may these senders' reads skip the queue: their changes are committed.
+            let failure = service.commitBatch()
+            // These senders' reads may skip the queue again once their changes are committed
+            // (or refused), and before the answers go out: a client that has its reply sends
+            // its next call at once, and that call should not find itself still queued.
             queued.withLock { queued in
                 for job in jobs {
                     let left = (queued[job.call.sender] ?? 1) - 1
                     queued[job.call.sender] = left > 0 ? left : nil
                 }
             }
+            outbox.release(failure: failure)
         }
     }
 
