@@ -105,7 +105,7 @@ public final class PasteboardServer: Sendable {
         }
         connection.close()
         await connection.waitUntilDisconnected()
-        service.checkpoint()
+        await service.checkpoint()
         _ = lock
     }
 }

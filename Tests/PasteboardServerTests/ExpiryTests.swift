@@ -59,7 +59,7 @@ struct ExpiryTests {
         try await h.server.restart()
         // Cleared as soon as the server is back: empty, one change later.
         #expect(try await eventually(timeout: .seconds(3)) { try await h.types() == (2, []) })
-        #expect(await signals.announcements(1) == [Announcement("general", 2, [])])
+        #expect(await signals.announcements(1, timeout: .seconds(15)) == [Announcement("general", 2, [])])
         #expect(try await h.items().items.isEmpty)
         // Only the expiring pasteboard.
         #expect(try await h.readData(Self.text, in: "other") == (1, "plain".bytes))
@@ -88,7 +88,8 @@ struct ExpiryTests {
     @Test func aLaterWriteCancelsTheExpiry() async throws {
         let h = try await Harness()
         let signals = try await h.recordSignals()
-        let short: [(String, DBusValue)] = [("expires-in-ms", .uint64(1500))]
+        // Long enough that the writes below all land before it, even on a busy machine.
+        let short: [(String, DBusValue)] = [("expires-in-ms", .uint64(4000))]
         #expect(try await h.write([[(Self.text, "brief".bytes)]], options: short) == 1)
         #expect(try await h.write(text: "lasting") == 2)
         // A later write with an expiry of its own replaces the earlier expiry, too.
@@ -103,7 +104,7 @@ struct ExpiryTests {
         // Past the cancelled expiries, and across a crash: nothing was cleared.
         h.server.kill9()
         try await h.server.restart()
-        try await Task.sleep(for: .milliseconds(2000) - (ContinuousClock.now - last))
+        try await Task.sleep(for: .milliseconds(4500) - (ContinuousClock.now - last))
         #expect(try await h.readData(Self.text) == (2, "lasting".bytes))
         #expect(try await h.readData(Self.text, in: "longer") == (2, "longer".bytes))
         #expect(try await h.readData(Self.text, in: "cleared") == (3, "lasting".bytes))

@@ -5,16 +5,18 @@ import Testing
 import TestSupport
 
 /// A writer's `org.pasteboardd.Provider1` object: answers `Provide` from a table, counting calls,
-/// or never (to test the deadline).
+/// at once, after `delay`, or never (to test the deadline).
 final class TestProvider: DBusObject {
     let introspectionXML = "<node/>"
     let data: [String: [UInt8]]
     let answers: Bool
+    let delay: Double
     let calls = Mutex<[[DBusValue]]>([])
 
-    init(_ data: [String: [UInt8]], answers: Bool = true) {
+    init(_ data: [String: [UInt8]], answers: Bool = true, delaySeconds: Double = 0) {
         self.data = data
         self.answers = answers
+        delay = delaySeconds
     }
 
     func handle(_ call: MethodCall) {
@@ -22,7 +24,8 @@ final class TestProvider: DBusObject {
         calls.withLock { $0.append(call.arguments) }
         guard answers else { return }
         guard let bytes = data[call.arguments[3].stringValue ?? ""] else { return call.fail(.failed("no such type")) }
-        call.reply([.bytes(bytes)])
+        guard delay > 0 else { return call.reply([.bytes(bytes)]) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { call.reply([.bytes(bytes)]) }
     }
 
     func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] { [] }

@@ -13,15 +13,21 @@ struct Answer: Sendable {
 
     /// Sends the method return, then `followUps` (the signals the call caused).
     func reply(_ values: [DBusValue] = [], followedBy followUps: [Message] = []) {
-        if let outbox, outbox.hold(call, .reply(values, followUps)) { return }
-        call.reply(values, followedBy: followUps)
+        send(.reply(values, followUps))
     }
 
     /// Sends the error reply of the contract for `error`.
     func fail(_ error: PasteboardError) {
-        let failure = DBusError(name: error.code.dbusErrorName, message: error.message)
-        if let outbox, outbox.hold(call, .failure(failure)) { return }
-        call.fail(failure)
+        send(.failure(DBusError(name: error.code.dbusErrorName, message: error.message)))
+    }
+
+    private func send(_ answer: Outbox.Held) {
+        let answer = outbox?.hold(call, answer) ?? .sendNow(answer)
+        switch answer {
+        case .held: break
+        case .sendNow(.reply(let values, let followUps)): call.reply(values, followedBy: followUps)
+        case .sendNow(.failure(let error)): call.fail(error)
+        }
     }
 }
 
@@ -33,32 +39,53 @@ final class Outbox: Sendable {
         case failure(DBusError)
     }
 
-    private let state = Mutex<(open: Bool, held: [(MethodCall, Held)])>((true, []))
+    /// What ``hold(_:_:)`` did with an answer.
+    enum Holding: Sendable {
+        case held
+        /// The batch is released: send this (the answer, or the batch's failure) yourself.
+        case sendNow(Held)
+    }
 
-    /// Keeps the answer while the batch is open; false once it has been released (the caller
-    /// then sends it itself: a late answer, such as a blob read off the queue).
-    func hold(_ call: MethodCall, _ answer: Held) -> Bool {
+    /// Open while the batch runs; then how it ended (nil: committed).
+    private enum Outcome {
+        case open
+        case released(failure: DBusError?)
+    }
+
+    private let state = Mutex<(outcome: Outcome, held: [(MethodCall, Held)])>((.open, []))
+
+    /// Keeps the answer while the batch is open. After, the caller sends it itself (a late
+    /// answer: a blob read off the queue, a promise provided later), as the batch's failure if
+    /// the batch failed, since it may have been made from changes that never happened.
+    func hold(_ call: MethodCall, _ answer: Held) -> Holding {
         state.withLock { state in
-            guard state.open else { return false }
-            state.held.append((call, answer))
-            return true
+            switch state.outcome {
+            case .open:
+                state.held.append((call, answer))
+                return .held
+            case .released(let failure?):
+                return .sendNow(.failure(failure))
+            case .released(nil):
+                return .sendNow(answer)
+            }
         }
     }
 
     /// Sends everything held, in order. When the commit failed, none of the batch happened:
-    /// every answer becomes that failure, and no signal goes out.
+    /// every answer, errors included (they may speak of changes that were undone), becomes
+    /// that failure, and no signal goes out.
     func release(failure: PasteboardError?) {
+        let error = failure.map { DBusError(name: $0.code.dbusErrorName, message: $0.message) }
         let held = state.withLock { state in
-            state.open = false
+            state.outcome = .released(failure: error)
             defer { state.held = [] }
             return state.held
         }
-        let error = failure.map { DBusError(name: $0.code.dbusErrorName, message: $0.message) }
         for (call, answer) in held {
             switch (answer, error) {
             case (.reply(let values, let followUps), nil): call.reply(values, followedBy: followUps)
-            case (.reply, let error?): call.fail(error)
-            case (.failure(let failure), _): call.fail(failure)
+            case (.failure(let failure), nil): call.fail(failure)
+            case (_, let error?): call.fail(error)
             }
         }
     }

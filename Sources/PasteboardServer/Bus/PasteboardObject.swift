@@ -97,14 +97,18 @@ final class PasteboardObject: DBusObject {
     ///
     /// A call that needs its caller's process (owner-only data) first commits the batch before
     /// it, then waits for the lookup, a bus round trip; the calls after it wait their turn.
+    ///
+    /// One batch per turn on the queue: calls that arrived meanwhile are drained in a turn of
+    /// their own, queued behind whatever else waits there (an expiry, a finished transfer).
     private func drain() {
-        while true {
+        do {
             let jobs = intake.withLock { intake in
                 defer { intake.jobs = [] }
                 if intake.jobs.isEmpty { intake.draining = false }
                 return intake.jobs
             }
             if jobs.isEmpty { return }
+            defer { service.queue.async { [self] in drain() } }
             var outbox = Outbox()
             service.beginBatch()
             for job in jobs {

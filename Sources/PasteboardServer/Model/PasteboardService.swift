@@ -1,4 +1,5 @@
 import Dispatch
+import GRDB
 import Logging
 import PasteboardModel
 import Synchronization
@@ -89,9 +90,14 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
-    /// Folds the store's write-ahead log into its database (at shutdown, once the queue is idle).
-    func checkpoint() {
-        queue.sync { store.checkpointer.finish() }
+    /// Folds the store's write-ahead log into its database (at shutdown), after what is queued.
+    func checkpoint() async {
+        await withCheckedContinuation { done in
+            queue.async { [checkpointer = store.checkpointer] in
+                checkpointer.finish()
+                done.resume()
+            }
+        }
     }
 
     // MARK: Reading (on `queue`, or on the bus thread for a client with nothing queued)
@@ -284,7 +290,11 @@ final class PasteboardService: @unchecked Sendable {
             Self.resetHandling(&cleared)
             onChange?(try commit(name, cleared))
         } catch {
-            logger.error("could not clear '\(name)' on expiry: \(error)")
+            // Contents past their time must not stay: try again in a second.
+            logger.error("could not clear '\(name)' on expiry, trying again in 1 s: \(error)")
+            let retry = DispatchWorkItem { [self] in expire(name, at: expiresAt) }
+            expiryTimers[name] = (expiresAt, retry)
+            queue.asyncAfter(deadline: .now() + .seconds(1), execute: retry)
         }
     }
 
@@ -374,7 +384,8 @@ final class PasteboardService: @unchecked Sendable {
 
     private func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {
         logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
-        return .quotaExceeded("the server could not save the change (\(error)); free some disk space and try again")
+        let full = (error as? DatabaseError)?.resultCode == .SQLITE_FULL
+        return .quotaExceeded("the server could not save the change (\(error)); \(full ? "free some disk space and try again" : "try again")")
     }
 
     // MARK: Batches (on `queue`)

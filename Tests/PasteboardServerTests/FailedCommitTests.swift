@@ -1,0 +1,69 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// When the store cannot commit, nothing of the change happened: every answer says so, late
+/// ones included, and an expiry that could not be saved is tried again.
+///
+/// The store is made to fail by another process holding SQLite's write lock for longer than
+/// the server waits for it (10 s).
+struct FailedCommitTests {
+    /// Holds the store's write lock from another process for `seconds`; returns once it has it.
+    static func lockStore(_ h: Harness, seconds: Double) async throws -> ChildProcess {
+        let locker = try ChildProcess(try Paths.executable(named: "python3"), ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+            c.execute('BEGIN IMMEDIATE')
+            print('locked', flush=True)
+            time.sleep(float(sys.argv[2]))
+            c.execute('ROLLBACK')
+            """, h.server.stateDirectory + "/pasteboards.sqlite", String(seconds)])
+        locker.send(Data())
+        try #require(await eventually(timeout: .seconds(10)) { locker.stdout.starts(with: Array("locked".utf8)) })
+        return locker
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aLateAnswerOfAFailedBatchIsTheFailure() async throws {
+        let h = try await Harness(limits: ["provider-timeout-ms=60000"])
+        #expect(try await h.write(text: "committed", to: "p") == 1)
+        let writer = try h.connect()
+        // Provides its data after the batch has given up on the store.
+        try writer.export(TestProvider(["text/plain": Array("never committed".utf8)], delaySeconds: 12), at: "/org/pasteboardd/Provider1")
+        let lock = try await Self.lockStore(h, seconds: 23)
+
+        // Another client's write holds the queue (its commit waits for the lock, then fails),
+        // so that the promise and the read of it, sent behind it, form the next batch.
+        let other = try h.connect()
+        let blocker = Task { await h.expectFailure("QuotaExceeded", "WriteItems", [.string("x"), Harness.inlineItems([[("text/plain", [1])]]), Harness.options([])], on: other) }
+        try await Task.sleep(for: .milliseconds(300))
+        writer.send([try Message.methodCall(
+            destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WritePromised",
+            arguments: [.string("p"), .array(element: "as", [.strings(["text/plain"])]), Harness.options([])])])
+        // The read's data comes from the provider after that batch has failed too.
+        do {
+            let data = try await h.call("ReadData", [.string("p"), .uint32(0), .string("text/plain"), .uint64(0)], on: writer, timeout: .seconds(40))
+            Issue.record("the read of a promise that was never committed answered \(data)")
+        } catch {
+            #expect(error.name == Harness.errorPrefix + "QuotaExceeded", "\(error)")
+        }
+        #expect(await blocker.value != nil)
+        _ = try await lock.wait(timeout: .seconds(30))
+        #expect(try await h.types("p") == (1, ["text/plain;charset=utf-8"]))
+        #expect(try await h.readData("text/plain;charset=utf-8", in: "p").data == Array("committed".utf8))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anExpiryThatCannotBeSavedIsTriedAgain() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        #expect(try await h.write([[("text/plain", Array("password".utf8))]], to: "e", options: [("expires-in-ms", .uint64(3000))]) == 1)
+        // Due while the store is locked: the first attempt waits 10 s and fails.
+        let lock = try await Self.lockStore(h, seconds: 14)
+        _ = try await lock.wait(timeout: .seconds(30))
+        #expect(await signals.announcements(2, timeout: .seconds(15)).last == Announcement("e", 2, []), "\(signals.announcements)")
+        #expect(try await h.types("e") == (2, []))
+        #expect(h.server.log.contains("trying again"), "\(h.server.log)")
+    }
+}
