@@ -108,7 +108,14 @@ final class PasteboardObject: DBusObject {
                 return intake.jobs
             }
             if jobs.isEmpty { return }
-            defer { service.queue.async { [self] in drain() } }
+            defer {
+                // More arrived meanwhile: their own turn, behind what else waits on the queue.
+                let more = intake.withLock { intake in
+                    if intake.jobs.isEmpty { intake.draining = false }
+                    return !intake.jobs.isEmpty
+                }
+                if more { service.queue.async { [self] in drain() } }
+            }
             var outbox = Outbox()
             service.beginBatch()
             for job in jobs {

@@ -75,11 +75,11 @@ final class Checkpointer: Sendable {
         }
     }
 
-    /// Waits for a round in progress, then runs one more pass (at shutdown, so the next start
-    /// has little log to read).
+    /// Waits for a round in progress, then copies the whole log and empties it (at shutdown,
+    /// when nothing writes any more, so that the next start has no log to read).
     func finish() {
         queue.sync {
-            _ = checkpoint()
+            _ = checkpoint(SQLITE_CHECKPOINT_TRUNCATE)
         }
     }
 }
