@@ -75,10 +75,11 @@ public final class PasteboardServer: Sendable {
             throw StartError(description: "the bus at \(connection.address) cannot pass file descriptors, which pasteboardd needs")
         }
         do {
-            try connection.export(PasteboardObject(service: service, connection: connection), at: PasteboardObject.path)
+            let object = PasteboardObject(service: service, connection: connection)
+            try connection.export(object, at: PasteboardObject.path)
             switch try await connection.requestName(busName) {
             case .primaryOwner, .alreadyOwner:
-                break
+                object.startTimers()
             case .exists, .inQueue:
                 let owner = (try? await connection.nameOwner(busName)) ?? nil
                 throw StartError(description: "the name \(busName) is already taken on the bus \(connection.address)\(owner.map { " (by \($0))" } ?? ""): another pasteboardd is running there")

@@ -36,8 +36,14 @@ final class PasteboardObject: DBusObject {
             service.onChange = { [weak connection] change in
                 connection?.send(Self.signals(for: change))
             }
-            service.startExpiryTimers()
         }
+    }
+
+    /// Starts the expiry timers, once the server owns its name: an expiry that fell due while
+    /// the server was down clears at once, and its `Changed` must come from the name that
+    /// listeners match on, not from a connection that does not own it yet.
+    func startTimers() {
+        service.queue.async { [service] in service.startExpiryTimers() }
     }
 
     // MARK: Dispatch
