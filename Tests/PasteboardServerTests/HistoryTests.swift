@@ -99,4 +99,21 @@ struct HistoryTests {
         #expect(try await history(h).isEmpty)
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(1)])
     }
+
+    @Test func aLowerLimitHoldsFromTheNextStart() async throws {
+        let h = try await Harness()
+        for text in ["a", "b", "c", "d", "e", "f"] { try await h.write(text: text) }
+        #expect(try await history(h).map(\.count) == [6, 5, 4, 3, 2, 1])
+        #expect(h.server.terminate() == 0)
+
+        // The same store under a history of two: trimmed at start, and for good.
+        let lower = try await TestServer(bus: h.bus, stateDirectory: h.server.stateDirectory, limits: ["history-depth=2"])
+        #expect(try await history(h).map(\.count) == [6, 5, 4])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(3)])
+        #expect(lower.terminate() == 0)
+        try await h.server.restart()
+        #expect(try await history(h).map(\.count) == [6, 5, 4])
+        #expect(try await restore(h, 4) == 7)
+        #expect(try await h.readData("text/plain;charset=utf-8").data == Array("d".utf8))
+    }
 }

@@ -53,9 +53,14 @@ final class PasteboardService: @unchecked Sendable {
         if let quarantine = store.quarantine {
             logger.critical("store: the database could not be opened (\(quarantine.reason)); it was moved, untouched, to \(quarantine.folder) and an empty store was started")
         }
-        let loaded = try store.load()
+        var loaded = try store.load()
         for problem in loaded.problems {
             logger.error("store: \(problem)")
+        }
+        // The limits may be lower than when the history was written: they hold from the start.
+        for name in Array(loaded.entries.keys) {
+            let pruned = Self.trimHistory(&loaded.entries[name]!, limits)
+            if !pruned.isEmpty { try store.prune(name, counts: pruned) }
         }
         listedCount = loaded.entries.values.count(where: \.isListed)
         for name in loaded.vanished {
@@ -349,7 +354,6 @@ final class PasteboardService: @unchecked Sendable {
         entry.count += 1
         entry.changedAt = Self.nowMilliseconds()
         var pushed: Generation? = nil
-        var pruned: [UInt64] = []
         if removed {
             entry.history = []
         } else if old.entersHistory {
@@ -358,13 +362,7 @@ final class PasteboardService: @unchecked Sendable {
             entry.history.insert(generation, at: 0)
             pushed = generation
         }
-        var historyBytes = entry.history.reduce(0) { $0 + $1.byteCount }
-        while let oldest = entry.history.last,
-              UInt64(entry.history.count) > limits.historyDepth || historyBytes > limits.maxHistoryBytes {
-            entry.history.removeLast()
-            historyBytes -= oldest.byteCount
-            pruned.append(oldest.count)
-        }
+        let pruned = Self.trimHistory(&entry, limits)
         let change = Store.Change(name: name, entry: entry, pushed: pushed, pruned: pruned)
         if batch != nil {
             batch!.stage(change, replacing: committedEntry(name))
@@ -433,6 +431,20 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     private static let retirement = DispatchQueue(label: "org.pasteboardd.retired", qos: .utility)
+
+    /// Drops the oldest generations until the history fits `history-depth` and
+    /// `max-history-bytes`; returns their counts.
+    private static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
+        var pruned: [UInt64] = []
+        var historyBytes = entry.history.reduce(0) { $0 + $1.byteCount }
+        while let oldest = entry.history.last,
+              UInt64(entry.history.count) > limits.historyDepth || historyBytes > limits.maxHistoryBytes {
+            entry.history.removeLast()
+            historyBytes -= oldest.byteCount
+            pruned.append(oldest.count)
+        }
+        return pruned
+    }
 
     static func nowMilliseconds() -> UInt64 {
         var spec = timespec()

@@ -200,22 +200,38 @@ final class Store {
     func save(_ changes: [Change]) throws {
         guard !changes.isEmpty else { return }
         var inlineBytes = 0
-        // BEGIN and COMMIT through cached statements too: GRDB's own transaction parses them
-        // on every call.
+        try transaction { db in
+            for change in changes {
+                inlineBytes += try Self.apply(change, to: db)
+            }
+        }
+        // The pasteboard and contents b-trees, plus the data.
+        checkpointer.committed(estimatedPages: 2 * changes.count + inlineBytes / 4096)
+    }
+
+    /// Deletes the rows of history generations `counts` of `name` (their blob files go with
+    /// their last ``Blob`` object).
+    func prune(_ name: PasteboardName, counts: [UInt64]) throws {
+        try transaction { db in
+            for count in counts {
+                try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [.text(name.rawValue), .integer(count)])
+            }
+        }
+    }
+
+    /// Runs `body` in one write transaction. BEGIN and COMMIT go through cached statements
+    /// too: GRDB's own transactions parse them on every call.
+    private func transaction(_ body: (Database) throws -> Void) throws {
         try database.writeWithoutTransaction { db in
             try db.run("BEGIN IMMEDIATE")
             do {
-                for change in changes {
-                    inlineBytes += try Self.apply(change, to: db)
-                }
+                try body(db)
                 try db.run("COMMIT")
             } catch {
                 try? db.rollback()
                 throw error
             }
         }
-        // The pasteboard and contents b-trees, plus the data.
-        checkpointer.committed(estimatedPages: 2 * changes.count + inlineBytes / 4096)
     }
 
     /// Writes one change inside the caller's transaction; returns the bytes stored inline.
