@@ -43,5 +43,11 @@ struct StoreRecoveryTests {
         #expect(try await h.types("mixed") == (1, ["text/plain"]))
         #expect(try await h.readData("text/plain", in: "mixed").data == Array("small".utf8))
         #expect(try await h.readData("text/plain;charset=utf-8", in: "other").data == Array("untouched".utf8))
+        // The loss is told once: the next start finds nothing wrong, and keeps the rest.
+        #expect(h.server.terminate() == 0)
+        try await h.server.restart()
+        #expect(h.server.log.components(separatedBy: "missing or truncated").count == 2, "\(h.server.log)")
+        #expect(try await h.types("mixed") == (1, ["text/plain"]))
+        #expect(try await h.readData("text/plain", in: "mixed").data == Array("small".utf8))
     }
 }

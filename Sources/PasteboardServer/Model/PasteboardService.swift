@@ -57,6 +57,7 @@ final class PasteboardService: @unchecked Sendable {
         for problem in loaded.problems {
             logger.error("store: \(problem)")
         }
+        try store.delete(loaded.lostRows)
         // The limits may be lower than when the history was written: they hold from the start.
         for name in Array(loaded.entries.keys) {
             let pruned = Self.trimHistory(&loaded.entries[name]!, limits)

@@ -17,6 +17,17 @@ extension Store {
         /// Pasteboards whose concealed or transient contents were lost with the last run; their
         /// count has been moved on by one and must be saved.
         var vanished: [PasteboardName] = []
+        /// Rows whose blob file is missing or truncated, left out (and reported): deleted, so
+        /// the loss is reported once.
+        var lostRows: [RowKey] = []
+    }
+
+    /// The primary key of a `contents` row.
+    struct RowKey {
+        let pasteboard: String
+        let count: Int64
+        let item: Int64
+        let position: Int64
     }
 
     func load() throws -> Loaded {
@@ -51,7 +62,7 @@ extension Store {
             // pasteboard's own count are its contents, the others its history (oldest first
             // here, so each history is turned around at the end).
             var reader = ItemReader(blobDirectory: blobDirectory)
-            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob, written_at FROM contents ORDER BY pasteboard, count, item, position") { name, count, writtenAt, items in
+            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob, written_at, position FROM contents ORDER BY pasteboard, count, item, position") { name, count, writtenAt, items in
                 guard let entry = loaded.entries[name] else { return }
                 if entry.count == count {
                     loaded.entries[name]!.items = items
@@ -63,19 +74,22 @@ extension Store {
                 loaded.entries[name]!.history.reverse()
             }
             loaded.problems += reader.problems
+            loaded.lostRows = reader.lost
             return loaded
         }
     }
 }
 
-/// Turns representation rows (`pasteboard, count, item, type, size, data, blob, written_at`,
-/// ordered by the first three) into the items of each pasteboard and count.
+/// Turns representation rows (`pasteboard, count, item, type, size, data, blob, written_at,
+/// position`, ordered by the first three) into the items of each pasteboard and count.
 ///
 /// One blob file gives one ``Blob`` object however many rows name it (across the current
 /// contents and the history), so that it is deleted only when none of them is left.
 private struct ItemReader {
     let blobDirectory: String
     var problems: [String] = []
+    /// The rows left out because their file is missing or truncated.
+    var lost: [Store.RowKey] = []
     private var blobs: [String: Blob] = [:]
     private var types: [String: PasteboardType] = [:]
 
@@ -136,6 +150,7 @@ private struct ItemReader {
         guard Store.fileSize(blob.path) == size else {
             blob.keepFile()
             problems.append("pasteboard '\(name)' item \(item) lost its \(type) data (file \(blobID) missing or truncated)")
+            lost.append(Store.RowKey(pasteboard: row[0], count: row[1], item: row[2], position: row[8]))
             return nil
         }
         blobs[blobID] = blob

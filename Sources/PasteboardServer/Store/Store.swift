@@ -219,6 +219,18 @@ final class Store {
         }
     }
 
+    /// Deletes `rows` (whose data is gone) in one transaction.
+    func delete(_ rows: [RowKey]) throws {
+        guard !rows.isEmpty else { return }
+        try transaction { db in
+            for row in rows {
+                try db.run(
+                    "DELETE FROM contents WHERE pasteboard = ? AND count = ? AND item = ? AND position = ?",
+                    [.text(row.pasteboard), .integer(row.count), .integer(row.item), .integer(row.position)])
+            }
+        }
+    }
+
     /// Runs `body` in one write transaction. BEGIN and COMMIT go through cached statements
     /// too: GRDB's own transactions parse them on every call.
     private func transaction(_ body: (Database) throws -> Void) throws {
