@@ -51,9 +51,15 @@ let package = Package(
 
         // MARK: Client bindings
 
+        // The interface's names, options, item descriptions and errors, without Foundation:
+        // shared by the library and the static pbctl.
+        .target(
+            name: "PasteboardInterface",
+            dependencies: ["DBus", "PasteboardModel"]
+        ),
         .target(
             name: "Pasteboard",
-            dependencies: ["DBus", "PasteboardModel"]
+            dependencies: ["DBus", "PasteboardModel", "PasteboardInterface"]
         ),
 
         // MARK: Executables (argument parsing and little else)
@@ -71,6 +77,7 @@ let package = Package(
             dependencies: [
                 "DBus",
                 "PasteboardModel",
+                "PasteboardInterface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: [

@@ -1,7 +1,8 @@
 import DBus
 import Foundation
-import Synchronization
+@_exported import PasteboardInterface
 @_exported import PasteboardModel
+import Synchronization
 
 /// The `org.pasteboardd.Pasteboard1` interface, method for method, for clients that want the
 /// bus calls themselves (`pbctl` is one). Most Swift code wants ``Pasteboard`` instead.
@@ -16,11 +17,15 @@ import Synchronization
 /// names) and ``PasteboardConnectionError`` when the server cannot be reached.
 public final class PasteboardProxy: Sendable {
     /// The server's well-known bus name.
-    public static let busName = "org.pasteboardd.Pasteboard1"
+    public static let busName = PasteboardInterface.busName
     /// The path of the server's object.
-    public static let objectPath = "/org/pasteboardd/Pasteboard1"
+    public static let objectPath = PasteboardInterface.objectPath
     /// The interface of the server's methods and signals.
-    public static let interface = "org.pasteboardd.Pasteboard1"
+    public static let interface = PasteboardInterface.name
+    /// The write options of the contract.
+    public typealias WriteOptions = PasteboardWriteOptions
+    /// One item as `Items` describes it.
+    public typealias ItemInfo = PasteboardItemInfo
 
     let connection: Connection
     /// This connection's `org.pasteboardd.Provider1` object, once a promise has exported it.
@@ -85,7 +90,7 @@ public final class PasteboardProxy: Sendable {
             var entries: [(DBusValue, DBusValue)] = []
             for (type, fd) in item {
                 // Marshalling duplicates the descriptor; the caller keeps its own.
-                entries.append((.string(type), .unixFD(try Self.borrow(fd))))
+                entries.append((.string(type), .unixFD(try PasteboardInterface.descriptor(sending: fd))))
             }
             encoded.append(.dictionary(key: "s", value: "h", entries))
         }
@@ -105,29 +110,9 @@ public final class PasteboardProxy: Sendable {
         return (reply.first?.uint64Value ?? 0, reply.dropFirst().first?.stringArrayValue ?? [])
     }
 
-    /// One item as `Items` describes it.
-    public struct ItemInfo: Sendable, Equatable {
-        /// The item's types, richest first.
-        public var types: [String]
-        /// In type order; -1 for promised data not yet provided.
-        public var sizes: [Int64]
-    }
-
     /// `Items`: each item's types and sizes, with the change count they belong to.
     public func items(_ name: String) async throws -> (count: UInt64, items: [ItemInfo]) {
-        let reply = try await call("Items", [.string(name)])
-        let items = (reply.dropFirst().first?.arrayValue ?? []).map { item in
-            var info = ItemInfo(types: [], sizes: [])
-            for (key, value) in item.dictionaryEntries ?? [] {
-                switch key.stringValue {
-                case "types": info.types = value.variantValue?.stringArrayValue ?? []
-                case "sizes": info.sizes = value.variantValue?.arrayValue?.compactMap(\.int64Value) ?? []
-                default: break
-                }
-            }
-            return info
-        }
-        return (reply.first?.uint64Value ?? 0, items)
+        PasteboardItemInfo.decode(try await call("Items", [.string(name)]))
     }
 
     /// The first of `types` some item satisfies, or nil.
@@ -311,28 +296,14 @@ public final class PasteboardProxy: Sendable {
     }
 
     private func translate(_ error: DBusError) -> any Error {
-        if let contract = PasteboardError(dbusErrorName: error.name, message: error.message) {
+        if let contract = PasteboardInterface.contractError(error) {
             return contract
         }
         if error.name == DBusError.cancelledName {
             return CancellationError()
         }
-        let reason: String
-        switch error.name {
-        case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName:
-            reason = "pasteboardd is not running there; start it with `pasteboardd &`"
-        default:
-            reason = error.message
-        }
+        let reason = PasteboardInterface.meansNoServer(error) ? "pasteboardd is not running there; start it with `pasteboardd &`" : error.message
         return PasteboardConnectionError(address: address, reason: reason, dbusErrorName: error.name)
-    }
-
-    private static func borrow(_ fd: Int32) throws -> UnixFileDescriptor {
-        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else {
-            throw PasteboardError.invalidArgument("descriptor \(fd) cannot be passed: \(String(cString: strerror(errno)))")
-        }
-        return UnixFileDescriptor(owning: copy)
     }
 }
 

@@ -1,4 +1,5 @@
 import DBus
+import PasteboardInterface
 import PasteboardModel
 
 #if canImport(Glibc)
@@ -14,9 +15,6 @@ import Glibc
 /// every method throws `PasteboardError` for the server's answers and ``Unreachable`` when
 /// there is no server to answer.
 final class Server: Sendable {
-    static let busName = "org.pasteboardd.Pasteboard1"
-    static let objectPath = "/org/pasteboardd/Pasteboard1"
-    static let interface = "org.pasteboardd.Pasteboard1"
 
     private let connection: Connection
 
@@ -55,18 +53,17 @@ final class Server: Sendable {
     }
 
     /// Replaces the contents with one item offering `data` under each of `types`.
-    func writeItem(_ name: String, types: [String], data: [UInt8], options: WriteOptions) async throws {
+    func writeItem(_ name: String, types: [String], data: [UInt8], options: PasteboardWriteOptions) async throws {
         let item = DBusValue.dictionary(key: "s", value: "ay", types.map { (.string($0), .bytes(data)) })
         _ = try await call("WriteItems", [.string(name), .array(element: "a{say}", [item]), options.encoded])
     }
 
     /// Replaces the contents with one item whose data the server reads from `fd` (to its end),
     /// offered under each of `types`. The caller keeps `fd`.
-    func writeItemFd(_ name: String, types: [String], fd: Int32, options: WriteOptions) async throws {
+    func writeItemFd(_ name: String, types: [String], fd: Int32, options: PasteboardWriteOptions) async throws {
         var entries: [(DBusValue, DBusValue)] = []
         for type in types {
-            // Marshalling takes the descriptor it is given; the caller keeps its own.
-            entries.append((.string(type), .unixFD(try Self.borrow(fd))))
+            entries.append((.string(type), .unixFD(try PasteboardInterface.descriptor(sending: fd))))
         }
         let item = DBusValue.dictionary(key: "s", value: "h", entries)
         _ = try await call("WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), options.encoded])
@@ -78,28 +75,8 @@ final class Server: Sendable {
         return (reply.first?.uint64Value ?? 0, reply.dropFirst().first?.stringArrayValue ?? [])
     }
 
-    /// One item as `Items` describes it.
-    struct ItemInfo: Sendable {
-        /// Richest first.
-        var types: [String] = []
-        /// In type order; -1 for promised data not yet provided.
-        var sizes: [Int64] = []
-    }
-
-    func items(_ name: String) async throws -> (count: UInt64, items: [ItemInfo]) {
-        let reply = try await call("Items", [.string(name)])
-        let items = (reply.dropFirst().first?.arrayValue ?? []).map { item in
-            var info = ItemInfo()
-            for (key, value) in item.dictionaryEntries ?? [] {
-                switch key.stringValue {
-                case "types": info.types = value.variantValue?.stringArrayValue ?? []
-                case "sizes": info.sizes = value.variantValue?.arrayValue?.compactMap(\.int64Value) ?? []
-                default: break
-                }
-            }
-            return info
-        }
-        return (reply.first?.uint64Value ?? 0, items)
+    func items(_ name: String) async throws -> (count: UInt64, items: [PasteboardItemInfo]) {
+        PasteboardItemInfo.decode(try await call("Items", [.string(name)]))
     }
 
     /// The data of the item's type that best satisfies the first satisfiable entry of `types`;
@@ -155,7 +132,7 @@ final class Server: Sendable {
     /// The `Changed` signals of `name`, or of every pasteboard when `name` is nil, from the
     /// moment this returns; they end when the connection is lost.
     func changes(of name: String?) async throws -> some AsyncSequence<Change, Never> {
-        let rule = MatchRule(sender: Self.busName, path: Self.objectPath, interface: Self.interface, member: "Changed", arg0: name)
+        let rule = MatchRule(sender: PasteboardInterface.busName, path: PasteboardInterface.objectPath, interface: PasteboardInterface.name, member: "Changed", arg0: name)
         let signals: AsyncStream<Message>
         do {
             signals = try await connection.signals(matching: rule)
@@ -173,8 +150,7 @@ final class Server: Sendable {
 
     private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         do {
-            let message = try Message.methodCall(destination: Self.busName, path: Self.objectPath, interface: Self.interface, method: method, arguments: arguments)
-            return try await connection.call(message).arguments()
+            return try await connection.call(try PasteboardInterface.call(method, arguments)).arguments()
         } catch {
             throw translate(error)
         }
@@ -183,23 +159,10 @@ final class Server: Sendable {
     /// The contract's errors as `PasteboardError`; anything else means the server is not there
     /// to answer.
     private func translate(_ error: DBusError) -> any Error {
-        if let contract = PasteboardError(dbusErrorName: error.name, message: error.message) {
+        if let contract = PasteboardInterface.contractError(error) {
             return contract
         }
-        switch error.name {
-        case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName:
-            return Unreachable(address: address, reason: "pasteboardd is not running there; start it with `pasteboardd &`")
-        default:
-            return Unreachable(address: address, reason: error.message)
-        }
-    }
-
-    private static func borrow(_ fd: Int32) throws -> UnixFileDescriptor {
-        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else {
-            throw PasteboardError.invalidArgument("descriptor \(fd) cannot be passed: \(String(cString: strerror(errno)))")
-        }
-        return UnixFileDescriptor(owning: copy)
+        return Unreachable(address: address, reason: PasteboardInterface.meansNoServer(error) ? "pasteboardd is not running there; start it with `pasteboardd &`" : error.message)
     }
 }
 

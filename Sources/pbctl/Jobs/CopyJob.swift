@@ -1,3 +1,4 @@
+import PasteboardInterface
 import PasteboardModel
 
 #if canImport(Glibc)
@@ -30,7 +31,7 @@ struct CopyJob: Job {
         signal(SIGPIPE, SIG_IGN)
         let input = try openInput()
         defer { if file != nil { close(input) } }
-        var options = WriteOptions(concealed: concealed, transient: transient)
+        var options = PasteboardWriteOptions(concealed: concealed, transient: transient)
         options.expiresInMilliseconds = expires.map { UInt64(($0 * 1000).rounded(.up)) }
         try await Session.run(target) { server in
             try await copy(input, to: server, options: options)
@@ -46,7 +47,7 @@ struct CopyJob: Job {
         return fd
     }
 
-    private func copy(_ input: Int32, to server: Server, options: WriteOptions) async throws {
+    private func copy(_ input: Int32, to server: Server, options: PasteboardWriteOptions) async throws {
         let name = target.pasteboard
         var info = stat()
         if fstat(input, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
@@ -77,7 +78,7 @@ struct CopyJob: Job {
     }
 
     /// Feeds `head` and then the rest of `rest` through a pipe the server reads.
-    private func stream(_ head: [UInt8], then rest: Int32?, types: [String], to server: Server, options: WriteOptions) async throws {
+    private func stream(_ head: [UInt8], then rest: Int32?, types: [String], to server: Server, options: PasteboardWriteOptions) async throws {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw Failure(message: "cannot create a pipe: \(String(cString: strerror(errno)))", status: .unavailable) }
         let (readEnd, writeEnd) = (ends[0], ends[1])
