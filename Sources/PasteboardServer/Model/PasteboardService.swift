@@ -27,21 +27,21 @@ final class PasteboardService: @unchecked Sendable {
     let queue = DispatchQueue(label: "org.pasteboardd.service")
     let limits: Limits
     let payloads: PayloadWriter
-    private let store: Store
+    let store: Store
     /// Read from shared-mime-info on first use, not at start-up: a start should reach the bus
     /// name as soon as it can.
     private var types: MIMEDatabase { MIMEDatabase.shared }
-    private let logger: Logger
+    let logger: Logger
     /// The committed contents of every name ever written; read from any thread, changed on `queue`.
-    private let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
+    let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
     /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
     var onChange: (@Sendable (Change) -> Void)?
     /// The pending expiry of each pasteboard that has one.
-    private var expiryTimers: [PasteboardName: (at: UInt64, timer: DispatchWorkItem)] = [:]
+    var expiryTimers: [PasteboardName: (at: UInt64, timer: DispatchWorkItem)] = [:]
     /// How many names are listed (kept, not counted per write: there may be tens of thousands).
-    private var listedCount = 0
+    var listedCount = 0
     /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
-    private var batch: ChangeBatch?
+    var batch: ChangeBatch?
     private static let queueKey = DispatchSpecificKey<Bool>()
 
     init(store: Store, limits: Limits, logger: Logger) throws {
@@ -262,55 +262,6 @@ final class PasteboardService: @unchecked Sendable {
         return try write(name, items: items, options: WriteOptions())
     }
 
-    // MARK: Expiry (on `queue`)
-
-    /// Schedules the stored expiries (after a restart, overdue ones clear at once).
-    func startExpiryTimers() {
-        let expiries = entries.withLock { entries in entries.compactMap { name, entry in entry.expiresAt.map { (name, $0) } } }
-        for (name, expiresAt) in expiries {
-            scheduleExpiry(name, at: expiresAt)
-        }
-    }
-
-    /// Keeps one timer per pasteboard, for its current expiry (none when `expiresAt` is nil).
-    private func scheduleExpiry(_ name: PasteboardName, at expiresAt: UInt64?) {
-        if expiryTimers[name]?.at == expiresAt { return }
-        expiryTimers.removeValue(forKey: name)?.timer.cancel()
-        guard let expiresAt else { return }
-        let timer = DispatchWorkItem { [self] in expire(name, at: expiresAt) }
-        expiryTimers[name] = (expiresAt, timer)
-        let now = Self.nowMilliseconds()
-        // A far expiry wakes up once a day and goes back to sleep.
-        let delay = expiresAt > now ? Int(min(expiresAt - now, 86_400_000)) : 0
-        queue.asyncAfter(deadline: .now() + .milliseconds(delay), execute: timer)
-    }
-
-    private func expire(_ name: PasteboardName, at expiresAt: UInt64) {
-        expiryTimers[name] = nil
-        // A later write or clear has replaced the contents this expiry was for.
-        guard let entry = entries.withLock({ $0[name] }), entry.expiresAt == expiresAt else { return }
-        guard Self.nowMilliseconds() >= expiresAt else { return scheduleExpiry(name, at: expiresAt) }
-        do {
-            var cleared = entry
-            cleared.items = []
-            Self.resetHandling(&cleared)
-            onChange?(try commit(name, cleared))
-        } catch {
-            // Contents past their time must not stay: try again in a second.
-            logger.error("could not clear '\(name)' on expiry, trying again in 1 s: \(error)")
-            let retry = DispatchWorkItem { [self] in expire(name, at: expiresAt) }
-            expiryTimers[name] = (expiresAt, retry)
-            queue.asyncAfter(deadline: .now() + .seconds(1), execute: retry)
-        }
-    }
-
-    private static func resetHandling(_ entry: inout PasteboardEntry) {
-        entry.isConcealed = false
-        entry.isVolatile = false
-        entry.ownerPID = nil
-        entry.expiresAt = nil
-    }
-
     /// Replaces (or extends) the contents with items whose data `provider` gives on first read.
     func writePromised(_ name: PasteboardName, itemTypes: [[PasteboardType]], provider: String, options: WriteOptions, ownerPID: UInt32?) throws(PasteboardError) -> Change {
         let count = entry(name).count + 1
@@ -349,7 +300,7 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
-    private func commit(_ name: PasteboardName, _ proposed: PasteboardEntry, removed: Bool = false) throws(PasteboardError) -> Change {
+    func commit(_ name: PasteboardName, _ proposed: PasteboardEntry, removed: Bool = false) throws(PasteboardError) -> Change {
         let old = entry(name)
         var entry = proposed
         entry.count += 1
@@ -381,57 +332,11 @@ final class PasteboardService: @unchecked Sendable {
         return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
     }
 
-    private func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {
+    func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {
         logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
         let full = (error as? DatabaseError)?.resultCode == .SQLITE_FULL
         return .quotaExceeded("the server could not save the change (\(error)); \(full ? "free some disk space and try again" : "try again")")
     }
-
-    // MARK: Batches (on `queue`)
-
-    /// From now until ``commitBatch()``, changes are staged: the queue sees them, the store and
-    /// the bus thread do not yet.
-    func beginBatch() {
-        precondition(batch == nil, "a batch is already open")
-        batch = ChangeBatch(listedCount: listedCount)
-    }
-
-    /// Commits the staged changes in one transaction and publishes them. If the store refuses,
-    /// every name is put back as it was and the error is returned: none of the batch happened.
-    func commitBatch() -> PasteboardError? {
-        guard let batch else { return nil }
-        self.batch = nil
-        guard !batch.isEmpty else { return nil }
-        do {
-            try store.save(batch.saves)
-        } catch {
-            listedCount = batch.listedBefore
-            for (name, entry) in batch.before {
-                scheduleExpiry(name, at: entry.expiresAt)
-            }
-            return saveFailed(error, names: batch.staged.keys)
-        }
-        entries.withLock { entries in
-            for (name, entry) in batch.staged { entries[name] = entry }
-        }
-        retire(Array(batch.before.values))
-        return nil
-    }
-
-    /// Lets go of contents a change replaced on a background queue. When they held the last
-    /// reference to a blob file, that is where the file is deleted: a large one takes tens of
-    /// milliseconds (a gigabyte, 60–90 ms), which should delay neither the reply nor the calls
-    /// queued behind it. Should the server die first, the file is an orphan, deleted at the
-    /// next start.
-    private func retire(_ replaced: [PasteboardEntry]) {
-        func holdsFiles(_ items: [Item]) -> Bool {
-            items.contains { $0.representations.contains { if case .file = $0.payload { true } else { false } } }
-        }
-        guard replaced.contains(where: { holdsFiles($0.items) || $0.history.contains { holdsFiles($0.items) } }) else { return }
-        Self.retirement.async { withExtendedLifetime(replaced) {} }
-    }
-
-    private static let retirement = DispatchQueue(label: "org.pasteboardd.retired", qos: .utility)
 
     /// Drops the oldest generations until the history fits `history-depth` and
     /// `max-history-bytes`; returns their counts.
