@@ -48,6 +48,16 @@ public final class Message: @unchecked Sendable {
         return message
     }
 
+    /// A copy of this message with `arguments` appended: for a signal sent often, copying a
+    /// template made once with ``signal(path:interface:name:arguments:)`` skips checking and
+    /// setting its header fields each time, which costs libdbus more than the copy.
+    public func copy(appending arguments: [DBusValue]) throws(DBusError) -> Message {
+        guard let raw = dbus_message_copy(raw) else { throw .noMemory("out of memory") }
+        let message = Message(taking: raw)
+        try Marshalling.append(arguments, to: raw)
+        return message
+    }
+
     /// The successful reply to this method call.
     public func makeReturn(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
         guard let raw = dbus_message_new_method_return(raw) else { throw .noMemory("out of memory") }

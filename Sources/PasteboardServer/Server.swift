@@ -102,7 +102,7 @@ public final class PasteboardServer: Sendable {
     /// into the database so that the next start has little to read.
     public func stop() async {
         await withCheckedContinuation { done in
-            service.queue.async { done.resume() }
+            service.perform { done.resume() }
         }
         connection.close()
         await connection.waitUntilDisconnected()

@@ -50,7 +50,8 @@ struct CallOrderTests {
         // Another process holds the store: the next write waits for it on the service queue.
         let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
         let writer = try h.connect()
-        let write = Task { try await h.write(text: "held", to: "busy", on: writer) }
+        let held = FailedCommitTests.beyondCommitLog
+        let write = Task { try await h.write([[(Self.type, held)]], to: "busy", on: writer) }
         try await Task.sleep(for: .milliseconds(300))
 
         // Meanwhile another client is answered at once, from what is committed: not the

@@ -23,7 +23,7 @@ extension PasteboardObject {
             return !intake.draining
         }
         if startDraining {
-            service.queue.async { [self] in drain() }
+            service.perform { [self] in drain() }
         }
     }
 
@@ -50,7 +50,7 @@ extension PasteboardObject {
                     if intake.jobs.isEmpty { intake.draining = false }
                     return !intake.jobs.isEmpty
                 }
-                if more { service.queue.async { [self] in drain() } }
+                if more { service.perform { [self] in drain() } }
             }
             var outbox = Outbox()
             service.beginBatch()

@@ -78,7 +78,7 @@ extension PasteboardObject {
     /// Commits a `WriteItemsFd` on the service queue and answers it. (What it replaces is let
     /// go off the queue: see ``PasteboardService/retire(_:)``.)
     private func commit(_ write: DescriptorWrite, for call: MethodCall, writerLeft: Bool, pid: UInt32?) {
-        service.queue.async { [self] in
+        service.perform { [self] in
             // Nobody is left to answer, and the data may be cut short: store nothing.
             guard !writerLeft else { return }
             do throws(PasteboardError) {

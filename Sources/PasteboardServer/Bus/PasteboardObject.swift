@@ -32,7 +32,7 @@ final class PasteboardObject: DBusObject {
     init(service: PasteboardService, connection: Connection) {
         self.service = service
         self.connection = connection
-        service.queue.async { [service] in
+        service.perform { [service] in
             service.onChange = { [weak connection] change in
                 connection?.send(Self.signals(for: change))
             }
@@ -43,7 +43,7 @@ final class PasteboardObject: DBusObject {
     /// the server was down clears at once, and its `Changed` must come from the name that
     /// listeners match on, not from a connection that does not own it yet.
     func startTimers() {
-        service.queue.async { [service] in service.startExpiryTimers() }
+        service.perform { [service] in service.startExpiryTimers() }
     }
 
     // MARK: Dispatch
@@ -62,6 +62,10 @@ final class PasteboardObject: DBusObject {
         switch method {
         case .writeItemsFd:
             writeItemsFd(call, arguments)
+        case .writeItems where queued.withLock({ $0[call.sender] == nil }) && Self.isSmallWrite(arguments):
+            if !writeAtOnce(method, call, arguments) {
+                enqueue(method, call, arguments)
+            }
         case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
             do throws(PasteboardError) {
                 try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: nil)
@@ -75,6 +79,44 @@ final class PasteboardObject: DBusObject {
             enqueue(method, call, arguments)
         }
     }
+
+    /// Answers a small write on the bus thread, when the service queue is idle: the change is
+    /// recorded in the commit log (a copy into memory the kernel writes back; no disk wait),
+    /// published, and answered, with no thread hop and no SQLite transaction in its way. False
+    /// when the queue is busy or the log full: nothing happened, and the call takes the queue.
+    private func writeAtOnce(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) -> Bool {
+        service.withTurnIfFree { () -> Bool in
+            service.beginBatch()
+            let outbox = Outbox()
+            do throws(PasteboardError) {
+                try answer(method, Answer(call: call, outbox: outbox), arguments, callerPID: nil)
+            } catch {
+                Answer(call: call, outbox: outbox).fail(error)
+            }
+            guard service.logBatch() else { return false }
+            outbox.release(failure: nil)
+            return true
+        } ?? false
+    }
+
+    /// A `WriteItems` the bus thread may answer: not owner-only (that needs the caller's
+    /// process, a bus round trip), and with every payload small enough to stay in memory, so
+    /// that no blob file is written.
+    private static func isSmallWrite(_ arguments: [DBusValue]) -> Bool {
+        guard let options = try? Arguments.writeOptions(arguments[2]), !options.ownerOnly else { return false }
+        var total = 0
+        for item in arguments[1].arrayValue ?? [] {
+            for (_, data) in item.dictionaryEntries ?? [] {
+                let count = data.bytesValue?.count ?? 0
+                guard count <= Payload.inlineThreshold else { return false }
+                total += count
+            }
+        }
+        return total <= Self.smallWriteBytes
+    }
+
+    /// At most this many bytes in all for a write answered on the bus thread.
+    static let smallWriteBytes = 256 * 1024
 
     /// Everything but `WriteItemsFd`: on the service queue within a batch, or on the bus thread
     /// for a read whose sender has nothing queued.
@@ -168,17 +210,20 @@ final class PasteboardObject: DBusObject {
 
     static func signals(for change: Change) -> [Message] {
         var messages: [Message] = []
-        if let changed = try? Message.signal(
-            path: Self.path, interface: Self.interface, name: "Changed",
-            arguments: [.string(change.name.rawValue), .uint64(change.count), .strings(change.types.map(\.rawValue))])
-        {
+        let arguments: [DBusValue] = [.string(change.name.rawValue), .uint64(change.count), .strings(change.types.map(\.rawValue))]
+        if let changed = try? changedTemplate.copy(appending: arguments) {
             messages.append(changed)
         }
-        if change.removed, let removed = try? Message.signal(path: Self.path, interface: Self.interface, name: "Removed", arguments: [.string(change.name.rawValue)]) {
+        if change.removed, let removed = try? removedTemplate.copy(appending: [.string(change.name.rawValue)]) {
             messages.append(removed)
         }
         return messages
     }
+
+    /// The signals without their arguments, copied for each change: cheaper than making each
+    /// one anew (see ``Message/copy(appending:)``).
+    private static let changedTemplate = try! Message.signal(path: path, interface: interface, name: "Changed")
+    private static let removedTemplate = try! Message.signal(path: path, interface: interface, name: "Removed")
 
     /// Replies with the representation's bytes, read from disk off the service queue if need be.
     func replyInline(_ call: Answer, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
@@ -218,7 +263,7 @@ final class PasteboardObject: DBusObject {
         if Self.standardInterfaces.contains(interface) { return [] }
         guard interface == Self.interface else { throw .unknownInterface("this object has no interface '\(interface)'") }
         let names = await withCheckedContinuation { done in
-            service.queue.async { done.resume(returning: self.service.names().map(\.rawValue)) }
+            service.perform { done.resume(returning: self.service.names().map(\.rawValue)) }
         }
         let limits = service.limits
         return [

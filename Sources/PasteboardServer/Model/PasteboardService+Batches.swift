@@ -19,19 +19,92 @@ extension PasteboardService {
         self.batch = nil
         guard !batch.isEmpty else { return nil }
         do {
-            try store.save(batch.saves)
+            try save(batch.saves)
         } catch {
-            listedCount = batch.listedBefore
-            for (name, entry) in batch.before {
-                scheduleExpiry(name, at: entry.expiresAt)
-            }
+            putBack(batch)
             return saveFailed(error, names: batch.staged.keys)
         }
+        publish(batch)
+        retire(Array(batch.before.values))
+        return nil
+    }
+
+    /// Records the staged changes in the store's commit log and publishes them, for a write
+    /// answered on the bus thread: as durable as committed, without waiting for the database.
+    /// The queue applies them to the database shortly after (``saveLogged()``).
+    ///
+    /// False when the log cannot take them (full, or the database is failing and the log has
+    /// filled): the names are put back, and the call should take the queue instead.
+    func logBatch() -> Bool {
+        guard let batch else { return true }
+        self.batch = nil
+        guard !batch.isEmpty else { return true }
+        guard store.record(batch.saves) else {
+            putBack(batch)
+            return false
+        }
+        publish(batch)
+        // Let go once the database no longer refers to them.
+        loggedReplaced += batch.before.values
+        scheduleLogSave(after: .milliseconds(Self.logSaveDelayMilliseconds))
+        return true
+    }
+
+    private func scheduleLogSave(after delay: DispatchTimeInterval) {
+        guard !logSaveScheduled else { return }
+        logSaveScheduled = true
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
+            turn.withLock { _ in
+                logSaveScheduled = false
+                saveLogged()
+            }
+        }
+    }
+
+    /// How long recorded changes wait for the database, so that a burst of them shares one
+    /// transaction.
+    static let logSaveDelayMilliseconds = 20
+
+    /// Applies the changes recorded in the commit log to the database (on `queue`). Should the
+    /// database refuse, they stay in the log, as durable, and this is tried again in a second;
+    /// meanwhile every change waits for the database, and fails if it cannot be saved.
+    func saveLogged() {
+        guard store.hasLogged else { return }
+        do {
+            try save([])
+        } catch {
+            logger.error("store: could not apply the commit log to the database, trying again in 1 s: \(error)")
+            scheduleLogSave(after: .seconds(1))
+        }
+    }
+
+    /// Saves `changes`, after those the commit log holds, in one transaction; then lets go of
+    /// what the logged ones replaced.
+    func save(_ changes: [Store.Change]) throws {
+        try store.save(changes)
+        if !loggedReplaced.isEmpty {
+            retire(loggedReplaced)
+            loggedReplaced = []
+        }
+    }
+
+    private func publish(_ batch: ChangeBatch) {
         entries.withLock { entries in
             for (name, entry) in batch.staged { entries[name] = entry }
         }
-        retire(Array(batch.before.values))
-        return nil
+    }
+
+    private func putBack(_ batch: ChangeBatch) {
+        listedCount = batch.listedBefore
+        for (name, entry) in batch.before {
+            scheduleExpiry(name, at: entry.expiresAt)
+        }
+    }
+
+    /// Drops the open batch unsaved, when nothing was staged in it.
+    func endEmptyBatch() {
+        precondition(batch?.isEmpty ?? true, "a batch with changes must be committed or logged")
+        batch = nil
     }
 
     /// Lets go of contents a change replaced on a background queue. When they held the last

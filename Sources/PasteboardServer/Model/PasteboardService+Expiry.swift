@@ -19,7 +19,7 @@ extension PasteboardService {
         if expiryTimers[name]?.at == expiresAt { return }
         expiryTimers.removeValue(forKey: name)?.timer.cancel()
         guard let expiresAt else { return }
-        let timer = DispatchWorkItem { [self] in expire(name, at: expiresAt) }
+        let timer = DispatchWorkItem { [self] in turn.withLock { _ in expire(name, at: expiresAt) } }
         expiryTimers[name] = (expiresAt, timer)
         let now = Self.nowMilliseconds()
         // A far expiry wakes up once a day and goes back to sleep.
@@ -40,7 +40,7 @@ extension PasteboardService {
         } catch {
             // Contents past their time must not stay: try again in a second.
             logger.error("could not clear '\(name)' on expiry, trying again in 1 s: \(error)")
-            let retry = DispatchWorkItem { [self] in expire(name, at: expiresAt) }
+            let retry = DispatchWorkItem { [self] in turn.withLock { _ in expire(name, at: expiresAt) } }
             expiryTimers[name] = (expiresAt, retry)
             queue.asyncAfter(deadline: .now() + .seconds(1), execute: retry)
         }

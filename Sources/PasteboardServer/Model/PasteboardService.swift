@@ -42,6 +42,14 @@ final class PasteboardService: @unchecked Sendable {
     var listedCount = 0
     /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
     var batch: ChangeBatch?
+    /// What the changes recorded in the commit log replaced, let go once they are saved.
+    var loggedReplaced: [PasteboardEntry] = []
+    /// Whether ``saveLogged()`` is due.
+    var logSaveScheduled = false
+    /// Held by whoever changes the service: the queue, for each piece of its work, or the bus
+    /// thread, for a small write it answers at once (``withTurnIfFree(_:)``). The bus thread
+    /// never waits for it.
+    let turn = Mutex<Void>(())
     private static let queueKey = DispatchSpecificKey<Bool>()
 
     init(store: Store, limits: Limits, logger: Logger) throws {
@@ -52,6 +60,15 @@ final class PasteboardService: @unchecked Sendable {
         payloads = PayloadWriter(blobDirectory: store.blobDirectory)
         if let quarantine = store.quarantine {
             logger.critical("store: the database could not be opened (\(quarantine.reason)); it was moved, untouched, to \(quarantine.folder) and an empty store was started")
+        }
+        if store.replayed > 0 {
+            logger.notice("store: applied \(store.replayed) change(s) left in the commit log by the last run")
+        }
+        if let problem = store.replayProblem {
+            logger.error("store: \(problem)")
+        }
+        if let problem = store.logProblem {
+            logger.warning("store: no commit log (\(problem)); every change is committed to the database before it is answered")
         }
         var loaded = try store.load()
         for problem in loaded.problems {
@@ -96,11 +113,24 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
-    /// Folds the store's write-ahead log into its database (at shutdown), after what is queued.
+    /// Runs `body` on `queue`, holding the turn.
+    func perform(_ body: @escaping @Sendable () -> Void) {
+        queue.async { [self] in turn.withLock { _ in body() } }
+    }
+
+    /// Runs `body` on the calling thread when nothing else holds the turn; nil when something
+    /// does (the queue is busy: the caller should hand its work there).
+    func withTurnIfFree<Result>(_ body: () -> Result) -> Result? {
+        turn.withLockIfAvailable { _ in body() }
+    }
+
+    /// Saves what the commit log holds and folds the store's write-ahead log into its database
+    /// (at shutdown), after what is queued.
     func checkpoint() async {
         await withCheckedContinuation { done in
-            queue.async { [checkpointer = store.checkpointer] in
-                checkpointer.finish()
+            perform { [self] in
+                saveLogged()
+                store.checkpointer.finish()
                 done.resume()
             }
         }
@@ -320,7 +350,7 @@ final class PasteboardService: @unchecked Sendable {
             batch!.stage(change, replacing: committedEntry(name))
         } else {
             do {
-                try store.save([change])
+                try save([change])
             } catch {
                 throw saveFailed(error, names: [name])
             }

@@ -22,6 +22,16 @@ final class Store {
     let checkpointer: Checkpointer
     /// Where an unreadable store was moved at start-up, for the log; nil when it opened.
     private(set) var quarantine: (folder: String, reason: String)?
+    /// Where small changes are recorded before they are answered; nil when it could not be set
+    /// up (every change then commits to the database before it is answered).
+    let log: CommitLog?
+    /// Changes recorded in the log and not yet in the database, in order.
+    private var logged: [ChangeRows] = []
+    /// How many changes a start took from the log, and what was wrong with it, for the log.
+    private(set) var replayed = 0
+    private(set) var replayProblem: String?
+    /// Why there is no ``log``.
+    private(set) var logProblem: String?
 
     /// Opens the store in `directory`. A database SQLite cannot open is never wiped: it is
     /// moved, with its blob files, into a `corrupt-…` folder beside it (see ``quarantine``),
@@ -37,6 +47,13 @@ final class Store {
             database = try Self.open(directory)
         }
         checkpointer = try Checkpointer(path: directory + "/pasteboards.sqlite")
+        do {
+            log = try CommitLog(path: directory + "/" + CommitLog.fileName)
+        } catch {
+            log = nil
+            logProblem = "\(error)"
+        }
+        try replayLog()
     }
 
     private static func open(_ directory: String) throws -> DatabaseQueue {
@@ -64,7 +81,7 @@ final class Store {
     private static func moveAside(_ directory: String, blobDirectory: String) throws -> String {
         let folder = directory + "/corrupt-" + String(Int(Date().timeIntervalSince1970))
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for name in ["pasteboards.sqlite", "pasteboards.sqlite-wal", "pasteboards.sqlite-shm", "blobs"] {
+        for name in ["pasteboards.sqlite", "pasteboards.sqlite-wal", "pasteboards.sqlite-shm", CommitLog.fileName, "blobs"] {
             let path = directory + "/" + name
             if FileManager.default.fileExists(atPath: path) {
                 try FileManager.default.moveItem(atPath: path, toPath: folder + "/" + name)
@@ -189,7 +206,8 @@ final class Store {
         try save([Change(name: name, entry: entry, pushed: pushed, pruned: pruned)])
     }
 
-    /// Commits several changes in one transaction: all of them, or none.
+    /// Commits several changes in one transaction: all of them, or none. Changes waiting in
+    /// the ``CommitLog`` go first, in the same transaction; once it commits, the log starts over.
     ///
     /// Volatile (concealed or transient) contents are recorded as an empty pasteboard with
     /// their change count: the data never touches the disk, and after a restart the pasteboard
@@ -198,15 +216,43 @@ final class Store {
     /// The rows of each generation are kept under its change count: the current contents are
     /// the rows at the pasteboard's count, the history the rows at every other count.
     func save(_ changes: [Change]) throws {
-        guard !changes.isEmpty else { return }
-        var inlineBytes = 0
+        let rows = logged + changes.map(Self.rows(of:))
+        guard !rows.isEmpty else { return }
         try transaction { db in
-            for change in changes {
-                inlineBytes += try Self.apply(change, to: db)
+            for change in rows {
+                try Self.apply(change, to: db)
             }
         }
+        logged = []
+        log?.reset()
         // The pasteboard and contents b-trees, plus the data.
-        checkpointer.committed(estimatedPages: 2 * changes.count + inlineBytes / 4096)
+        checkpointer.committed(estimatedPages: 2 * rows.count + rows.reduce(0) { $0 + $1.inlineBytes } / 4096)
+    }
+
+    /// Records `changes` in the ``CommitLog`` instead of committing them: they are as durable
+    /// as committed, and reach the database with the next ``save(_:)``. False when the log
+    /// cannot take them (no log, or no room): nothing is recorded then.
+    func record(_ changes: [Change]) -> Bool {
+        guard let log else { return false }
+        var bytes = ByteWriter()
+        bytes.uint64(UInt64(changes.count))
+        var rows: [ChangeRows] = []
+        for change in changes {
+            guard let changeRows = ChangeRows(change) else { return false }
+            changeRows.encode(into: &bytes)
+            rows.append(changeRows)
+        }
+        guard log.append(bytes.bytes) else { return false }
+        logged += rows
+        return true
+    }
+
+    /// Whether changes recorded in the log wait for the database.
+    var hasLogged: Bool { !logged.isEmpty }
+
+    private static func rows(of change: Change) -> ChangeRows {
+        guard let rows = ChangeRows(change) else { preconditionFailure("contents with promises are never saved") }
+        return rows
     }
 
     /// Deletes the rows of history generations `counts` of `name` (their blob files go with
@@ -246,21 +292,18 @@ final class Store {
         }
     }
 
-    /// Writes one change inside the caller's transaction; returns the bytes stored inline.
-    private static func apply(_ change: Change, to db: Database) throws -> Int {
-        let (entry, key) = (change.entry, SQLValue.text(change.name.rawValue))
-        let volatile = entry.staysOffDisk
-        if !entry.isListed {
+    /// Writes one change inside the caller's transaction.
+    private static func apply(_ change: ChangeRows, to db: Database) throws {
+        let key = SQLValue.text(change.name)
+        if !change.listed {
             // Removed: the history goes with the contents.
             try db.run("DELETE FROM contents WHERE pasteboard = ?", [key])
-        } else if change.pushed == nil, entry.count > 0 {
-            try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(entry.count - 1)])
+        } else if !change.keepsPrevious, change.count > 0 {
+            try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(change.count - 1)])
         }
         for count in change.pruned {
             try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(count)])
         }
-        let expiresAt = volatile ? nil : entry.expiresAt
-        let ownerPID = volatile ? nil : entry.ownerPID
         try db.run(
             """
             INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -268,30 +311,60 @@ final class Store {
             expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
             """,
             [
-                key, .integer(entry.count), .integer(entry.isListed), .integer(entry.changedAt),
-                expiresAt.map { .integer($0) } ?? .null, ownerPID.map { .integer(Int64($0)) } ?? .null, .integer(volatile),
+                key, .integer(change.count), .integer(change.listed), .integer(change.changedAt),
+                change.expiresAt.map { .integer($0) } ?? .null, change.ownerPID.map { .integer(Int64($0)) } ?? .null,
+                .integer(change.volatile),
             ])
-        guard !volatile else { return 0 }
-        var inlineBytes = 0
-        for (itemIndex, item) in entry.items.enumerated() {
-            for (position, representation) in item.representations.enumerated() {
-                let data: SQLValue, blobID: SQLValue
-                switch representation.payload {
-                case .inline(let bytes):
-                    (data, blobID) = (.bytes(bytes), .null)
-                    inlineBytes += bytes.count
-                case .file(let blob):
-                    (data, blobID) = (.null, .text(blob.id))
-                case .promised:
-                    preconditionFailure("contents with promises are never saved")
-                }
-                try db.run(
-                    "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [key, .integer(entry.count), .integer(itemIndex), .integer(position), .text(representation.type.rawValue),
-                     .integer(representation.size), data, blobID, .integer(entry.changedAt)])
+        for representation in change.representations {
+            let data: SQLValue, blobID: SQLValue
+            switch representation.data {
+            case .inline(let bytes): (data, blobID) = (.bytes(bytes), .null)
+            case .blob(let id): (data, blobID) = (.null, .text(id))
             }
+            try db.run(
+                "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [key, .integer(change.count), .integer(representation.item), .integer(representation.position), .text(representation.type),
+                 .integer(representation.size), data, blobID, .integer(change.changedAt)])
         }
-        return inlineBytes
+    }
+
+    // MARK: Commit log
+
+    /// Applies what a killed server left in the log, then starts the log over. A change the
+    /// database already has (the server died between its commit and the log's reset) is
+    /// skipped: a pasteboard's count only grows.
+    private func replayLog() throws {
+        guard let log else { return }
+        let (payloads, damaged) = log.records()
+        var changes: [ChangeRows] = []
+        for payload in payloads {
+            var reader = ByteReader(payload)
+            guard let count = reader.count() else { break }
+            var batch: [ChangeRows] = []
+            for _ in 0..<count {
+                guard let rows = ChangeRows(from: &reader) else { break }
+                batch.append(rows)
+            }
+            guard batch.count == count, reader.isAtEnd else {
+                replayProblem = "the commit log holds a record that cannot be read; the changes after it are lost"
+                break
+            }
+            changes += batch
+        }
+        if damaged {
+            replayProblem = "the commit log ends in a damaged record (a change cut short, never answered); it was left out"
+        }
+        if !changes.isEmpty {
+            try transaction { db in
+                for change in changes {
+                    let stored = try UInt64.fetchOne(db, sql: "SELECT count FROM pasteboard WHERE name = ?", arguments: [change.name])
+                    if let stored, stored >= change.count { continue }
+                    try Self.apply(change, to: db)
+                }
+            }
+            replayed = changes.count
+        }
+        log.reset()
     }
 
     // MARK: Blob files

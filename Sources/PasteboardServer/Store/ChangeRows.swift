@@ -1,0 +1,231 @@
+import PasteboardModel
+
+/// What one change writes to the database, as plain values: the pasteboard's row, the rows of
+/// its new contents, and the rows it deletes.
+///
+/// The ``Store`` applies these, whether the change comes straight from the service or back
+/// from the ``CommitLog`` after a restart; the log records them as bytes (``encode(into:)``).
+struct ChangeRows: Equatable, Sendable {
+    struct Representation: Equatable, Sendable {
+        let item: Int
+        let position: Int
+        let type: String
+        let size: UInt64
+        /// The bytes of an inline payload, or the blob file's id.
+        let data: Data
+
+        enum Data: Equatable, Sendable {
+            case inline([UInt8])
+            case blob(String)
+        }
+    }
+
+    let name: String
+    let count: UInt64
+    let listed: Bool
+    let changedAt: UInt64
+    let expiresAt: UInt64?
+    let ownerPID: UInt32?
+    /// Concealed, transient or promised: only the count reaches the disk.
+    let volatile: Bool
+    /// The previous contents entered the history: their rows stay.
+    let keepsPrevious: Bool
+    /// History generations dropped.
+    let pruned: [UInt64]
+    /// Empty for volatile contents.
+    let representations: [Representation]
+}
+
+extension ChangeRows {
+    /// The rows of `change`; nil when its contents hold a promise (they are volatile then, so
+    /// this happens only for contents that were never meant to be saved).
+    init?(_ change: Store.Change) {
+        let entry = change.entry
+        let volatile = entry.staysOffDisk
+        var representations: [Representation] = []
+        if !volatile {
+            for (itemIndex, item) in entry.items.enumerated() {
+                for (position, representation) in item.representations.enumerated() {
+                    let data: Representation.Data
+                    switch representation.payload {
+                    case .inline(let bytes): data = .inline(bytes)
+                    case .file(let blob): data = .blob(blob.id)
+                    case .promised: return nil
+                    }
+                    representations.append(Representation(
+                        item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data))
+                }
+            }
+        }
+        self.init(
+            name: change.name.rawValue, count: entry.count, listed: entry.isListed, changedAt: entry.changedAt,
+            expiresAt: volatile ? nil : entry.expiresAt, ownerPID: volatile ? nil : entry.ownerPID, volatile: volatile,
+            keepsPrevious: change.pushed != nil, pruned: change.pruned, representations: representations)
+    }
+
+    /// The bytes of inline payloads.
+    var inlineBytes: Int {
+        representations.reduce(0) { total, representation in
+            if case .inline(let bytes) = representation.data { return total + bytes.count }
+            return total
+        }
+    }
+}
+
+// MARK: Bytes
+
+extension ChangeRows {
+    private enum Flag {
+        static let listed: UInt8 = 1
+        static let volatile: UInt8 = 2
+        static let keepsPrevious: UInt8 = 4
+        static let expires: UInt8 = 8
+        static let owner: UInt8 = 16
+    }
+
+    func encode(into bytes: inout ByteWriter) {
+        bytes.string(name)
+        bytes.uint64(count)
+        bytes.uint64(changedAt)
+        var flags: UInt8 = 0
+        if listed { flags |= Flag.listed }
+        if volatile { flags |= Flag.volatile }
+        if keepsPrevious { flags |= Flag.keepsPrevious }
+        if expiresAt != nil { flags |= Flag.expires }
+        if ownerPID != nil { flags |= Flag.owner }
+        bytes.byte(flags)
+        if let expiresAt { bytes.uint64(expiresAt) }
+        if let ownerPID { bytes.uint64(UInt64(ownerPID)) }
+        bytes.uint64(UInt64(pruned.count))
+        pruned.forEach { bytes.uint64($0) }
+        bytes.uint64(UInt64(representations.count))
+        for representation in representations {
+            bytes.uint64(UInt64(representation.item))
+            bytes.uint64(UInt64(representation.position))
+            bytes.string(representation.type)
+            bytes.uint64(representation.size)
+            switch representation.data {
+            case .inline(let data):
+                bytes.byte(0)
+                bytes.bytes(data)
+            case .blob(let id):
+                bytes.byte(1)
+                bytes.string(id)
+            }
+        }
+    }
+
+    /// Reads what ``encode(into:)`` wrote; nil when the bytes are not such a record.
+    init?(from bytes: inout ByteReader) {
+        guard let name = bytes.string(), let count = bytes.uint64(), let changedAt = bytes.uint64(), let flags = bytes.byte() else { return nil }
+        var expiresAt: UInt64? = nil, ownerPID: UInt32? = nil
+        if flags & Flag.expires != 0 {
+            guard let value = bytes.uint64() else { return nil }
+            expiresAt = value
+        }
+        if flags & Flag.owner != 0 {
+            guard let value = bytes.uint64(), let pid = UInt32(exactly: value) else { return nil }
+            ownerPID = pid
+        }
+        guard let prunedCount = bytes.count() else { return nil }
+        var pruned: [UInt64] = []
+        for _ in 0..<prunedCount {
+            guard let value = bytes.uint64() else { return nil }
+            pruned.append(value)
+        }
+        guard let representationCount = bytes.count() else { return nil }
+        var representations: [Representation] = []
+        for _ in 0..<representationCount {
+            guard let item = bytes.count(), let position = bytes.count(), let type = bytes.string(), let size = bytes.uint64(),
+                  let kind = bytes.byte() else { return nil }
+            let data: Representation.Data
+            switch kind {
+            case 0:
+                guard let inline = bytes.data() else { return nil }
+                data = .inline(inline)
+            case 1:
+                guard let id = bytes.string() else { return nil }
+                data = .blob(id)
+            default:
+                return nil
+            }
+            representations.append(Representation(item: item, position: position, type: type, size: size, data: data))
+        }
+        self.init(
+            name: name, count: count, listed: flags & Flag.listed != 0, changedAt: changedAt, expiresAt: expiresAt,
+            ownerPID: ownerPID, volatile: flags & Flag.volatile != 0, keepsPrevious: flags & Flag.keepsPrevious != 0,
+            pruned: pruned, representations: representations)
+    }
+}
+
+/// Appends little-endian integers and length-prefixed bytes.
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(reservingCapacity capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func uint64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func bytes(_ value: [UInt8]) {
+        uint64(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            uint64(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+}
+
+/// Reads what a ``ByteWriter`` wrote; every read is nil past the end.
+struct ByteReader {
+    private let source: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) {
+        source = bytes
+    }
+
+    var isAtEnd: Bool { offset == source.count }
+
+    mutating func byte() -> UInt8? {
+        guard offset < source.count else { return nil }
+        defer { offset += 1 }
+        return source[offset]
+    }
+
+    mutating func uint64() -> UInt64? {
+        guard source.count - offset >= 8 else { return nil }
+        var value: UInt64 = 0
+        for shift in 0..<8 {
+            value |= UInt64(source[offset + shift]) << (8 * shift)
+        }
+        offset += 8
+        return value
+    }
+
+    /// A count or index: no more than the bytes that are left could describe.
+    mutating func count() -> Int? {
+        guard let value = uint64(), value <= UInt64(source.count) else { return nil }
+        return Int(value)
+    }
+
+    mutating func data() -> [UInt8]? {
+        guard let length = uint64(), length <= UInt64(source.count - offset) else { return nil }
+        defer { offset += Int(length) }
+        return Array(source[offset..<offset + Int(length)])
+    }
+
+    mutating func string() -> String? {
+        data().map { String(decoding: $0, as: UTF8.self) }
+    }
+}

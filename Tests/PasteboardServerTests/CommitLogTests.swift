@@ -1,0 +1,130 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// A small write is answered once it is recorded in the commit log, before the database has
+/// it: it must survive `kill -9` from there, be applied once, and a damaged record must cost
+/// only itself.
+///
+/// The store is held by another process (see ``FailedCommitTests/lockStore(_:seconds:)``), so
+/// that the recorded change cannot reach the database before the server is killed.
+struct CommitLogTests {
+    static let type = "text/plain;charset=utf-8"
+
+    private static func readText(_ h: Harness, _ name: String) async throws -> (count: UInt64, text: String) {
+        let (count, data) = try await h.readData(type, in: name)
+        return (count, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWriteAnsweredWhileTheStoreIsHeldSurvivesKill9() async throws {
+        let h = try await Harness()
+        #expect(try await h.write(text: "one", to: "p") == 1)
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
+
+        // Answered at once, though the database cannot take it.
+        let start = ContinuousClock.now
+        #expect(try await h.write(text: "two", to: "p") == 2)
+        #expect(ContinuousClock.now - start < .seconds(2), "the write waited \(ContinuousClock.now - start)")
+        #expect(try await Self.readText(h, "p") == (2, "two"))
+        h.server.kill9()
+        _ = try await locker.wait(timeout: .seconds(20))
+
+        try await h.server.restart()
+        #expect(h.server.log.contains("applied 1 change(s) left in the commit log"), "\(h.server.log)")
+        #expect(try await Self.readText(h, "p") == (2, "two"))
+        let history = try await h.call("History", [.string("p"), .uint32(0)])
+        let counts = history.first?.arrayValue?.compactMap { $0.structureFields?.first?.uint64Value }
+        #expect(counts == [2, 1])
+        // And the next change follows on.
+        #expect(try await h.write(text: "three", to: "p") == 3)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func everyPartOfARecordedChangeComesBack() async throws {
+        let h = try await Harness()
+        let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
+        try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))]], to: "mixed")
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
+        // Appended to a blob, two items of several types, an expiry; a concealed write.
+        #expect(try await h.write(
+            [[("text/plain", Array("a".utf8)), ("text/html", Array("<b>a</b>".utf8))], [("image/png", [0x89, 0x50])]],
+            to: "mixed", options: [("append", .boolean(true)), ("expires-in-ms", .uint64(600_000))]) == 2)
+        #expect(try await h.write([[("text/plain", Array("hunter2-in-the-log".utf8))]], to: "secret", options: [("concealed", .boolean(true))]) == 1)
+        StateFiles.expectAbsent("hunter2-in-the-log", from: h.server, "while recorded")
+        let before = try await h.snapshot("mixed")
+        h.server.kill9()
+        _ = try await locker.wait(timeout: .seconds(20))
+
+        try await h.server.restart()
+        #expect(try await h.snapshot("mixed") == before)
+        #expect(try await h.readFdBytes("application/octet-stream", in: "mixed").data == big)
+        #expect(try await h.types("mixed").types == ["application/octet-stream", "text/plain", "text/html", "image/png"])
+        // Concealed data never reaches the disk, so it vanished with the restart: a change.
+        #expect(try await h.types("secret") == (2, []))
+        StateFiles.expectAbsent("hunter2-in-the-log", from: h.server, "after the restart")
+        #expect(try await h.listPasteboards() == ["mixed", "secret"])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aChangeTheDatabaseAlreadyHasIsNotAppliedAgain() async throws {
+        let h = try await Harness()
+        #expect(try await h.write(text: "one", to: "p") == 1)
+        let log = h.server.stateDirectory + "/commits.log"
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 2)
+        #expect(try await h.write(text: "two", to: "p") == 2)
+        // The log as a server killed after its commit, but before it started the log over,
+        // would leave it.
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: log))
+        _ = try await locker.wait(timeout: .seconds(20))
+        #expect(try await h.write(text: "three", to: "p") == 3)
+        #expect(h.server.terminate() == 0)
+        try recorded.write(to: URL(fileURLWithPath: log))
+
+        try await h.server.restart()
+        #expect(try await Self.readText(h, "p") == (3, "three"))
+        let history = try await h.call("History", [.string("p"), .uint32(0)])
+        let counts = history.first?.arrayValue?.compactMap { $0.structureFields?.first?.uint64Value }
+        #expect(counts == [3, 2, 1])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aDamagedRecordIsLeftOutAndReported() async throws {
+        let h = try await Harness()
+        #expect(try await h.write(text: "one", to: "p") == 1)
+        #expect(try await h.write(text: "kept", to: "q") == 1)
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
+        #expect(try await h.write(text: "two", to: "p") == 2)
+        h.server.kill9()
+        _ = try await locker.wait(timeout: .seconds(20))
+        // A byte of the record's payload (after the 64-byte header and the record's 24) changes.
+        let log = h.server.stateDirectory + "/commits.log"
+        let handle = try #require(FileHandle(forUpdatingAtPath: log))
+        try handle.seek(toOffset: 64 + 24 + 4)
+        let byte = try #require(handle.readData(ofLength: 1).first)
+        try handle.seek(toOffset: 64 + 24 + 4)
+        try handle.write(contentsOf: Data([byte ^ 0xFF]))
+        try handle.close()
+
+        try await h.server.restart()
+        #expect(h.server.log.contains("damaged record"), "\(h.server.log)")
+        #expect(try await Self.readText(h, "p") == (1, "one"))
+        #expect(try await Self.readText(h, "q") == (1, "kept"))
+        #expect(try await h.write(text: "after", to: "p") == 2)
+    }
+
+    @Test func aLogThatIsNotACommitLogIsStartedOver() async throws {
+        let h = try await Harness()
+        #expect(try await h.write(text: "one", to: "p") == 1)
+        #expect(h.server.terminate() == 0)
+        try Data(repeating: 0xA5, count: 5000).write(to: URL(fileURLWithPath: h.server.stateDirectory + "/commits.log"))
+
+        try await h.server.restart()
+        #expect(try await Self.readText(h, "p") == (1, "one"))
+        #expect(try await h.write(text: "two", to: "p") == 2)
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await Self.readText(h, "p") == (2, "two"))
+    }
+}
