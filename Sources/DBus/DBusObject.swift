@@ -33,6 +33,13 @@ public struct MethodCall: Sendable {
     public var member: String { message.member ?? "" }
     public var signature: String { message.signature }
 
+    /// Sends the method return, then the messages `followUps` makes (signals the call
+    /// caused), made only once the reply is on its way.
+    public func reply(_ values: [DBusValue], then followUps: () -> [Message]) {
+        reply(values)
+        loop.send(followUps())
+    }
+
     /// Sends the method return, then `followUps` (signals the call caused) in that order.
     public func reply(_ values: [DBusValue] = [], followedBy followUps: [Message] = []) {
         var messages: [Message] = []

@@ -66,6 +66,47 @@ public indirect enum DBusValue: Sendable {
         case .variant: "v"
         }
     }
+
+    /// Whether ``signature`` is `expected`, found without building the signature: marshalling
+    /// asks this of every element of every array.
+    public func hasSignature(_ expected: String) -> Bool {
+        var rest = Substring(expected).utf8
+        return consumeSignature(&rest) && rest.isEmpty
+    }
+
+    /// Takes the value's signature off the front of `rest`; false when it is not there.
+    private func consumeSignature(_ rest: inout Substring.UTF8View) -> Bool {
+        func take(_ code: Unicode.Scalar) -> Bool {
+            guard rest.first == UInt8(ascii: code) else { return false }
+            rest = rest.dropFirst()
+            return true
+        }
+        switch self {
+        case .byte: return take("y")
+        case .boolean: return take("b")
+        case .int16: return take("n")
+        case .uint16: return take("q")
+        case .int32: return take("i")
+        case .uint32: return take("u")
+        case .int64: return take("x")
+        case .uint64: return take("t")
+        case .double: return take("d")
+        case .string: return take("s")
+        case .objectPath: return take("o")
+        case .signature: return take("g")
+        case .unixFD: return take("h")
+        case .bytes: return take("a") && take("y")
+        case .array(let element, _):
+            guard take("a"), rest.starts(with: element.utf8) else { return false }
+            rest = rest.dropFirst(element.utf8.count)
+            return true
+        case .dictEntry(let key, let value):
+            return take("{") && key.consumeSignature(&rest) && value.consumeSignature(&rest) && take("}")
+        case .structure(let fields):
+            return take("(") && fields.allSatisfy { $0.consumeSignature(&rest) } && take(")")
+        case .variant: return take("v")
+        }
+    }
 }
 
 // MARK: - Typed access

@@ -236,6 +236,17 @@ extension EventLoop {
     /// Sends `messages` in order, from the loop thread.
     func send(_ messages: [Message]) {
         guard !messages.isEmpty else { return }
+        // On the loop thread with nothing queued before them: out now, not once the dispatch
+        // is over (a reply leaves before the signals after it are even built). libdbus writes
+        // at once what fits in the socket.
+        if loopThread.load(ordering: .relaxed) == UInt(pthread_self()),
+           commands.withLock({ $0.queue.isEmpty && !$0.ended }), !state.ended
+        {
+            for message in messages {
+                dbus_connection_send(raw, message.raw, nil)
+            }
+            return
+        }
         submit { loop in
             // After the end `raw` is released: what was not sent by then is dropped.
             guard !loop.state.ended else { return }

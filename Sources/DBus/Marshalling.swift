@@ -175,13 +175,13 @@ enum Marshalling {
             }
             if dbus_message_iter_close_container(&iter, &sub) == 0 { ok = 0 }
         case .array(let element, let elements):
-            guard Signature.isSingleCompleteType("a" + element) else {
+            guard Signature.isValidArrayElement(element) else {
                 throw .invalidArgs("'\(element)' is not a single complete type")
             }
             var sub = DBusMessageIter()
             guard dbus_message_iter_open_container(&iter, TypeCode.array, element, &sub) != 0 else { throw .noMemory("out of memory") }
             for item in elements {
-                guard item.signature == element else {
+                guard item.hasSignature(element) else {
                     dbus_message_iter_abandon_container(&iter, &sub)
                     throw .invalidArgs("array of '\(element)' holds a '\(item.signature)'")
                 }

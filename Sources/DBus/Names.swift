@@ -1,3 +1,4 @@
+import Synchronization
 import CDBus
 
 /// Validation of the names D-Bus puts on the wire, by libdbus's own rules.
@@ -23,6 +24,23 @@ public enum Signature {
     public static func isSingleCompleteType(_ signature: String) -> Bool {
         !signature.utf8.contains(0) && dbus_signature_validate_single(signature, nil) != 0
     }
+
+    /// Whether an array may hold elements of signature `element`. Asked for every array sent:
+    /// basic types are known, and the few container signatures a program uses are checked by
+    /// libdbus once each.
+    static func isValidArrayElement(_ element: String) -> Bool {
+        if element.utf8.count == 1, let code = element.utf8.first, basicCodes.contains(code) { return true }
+        if validElements.withLock({ $0.contains(element) }) { return true }
+        guard isSingleCompleteType("a" + element) else { return false }
+        validElements.withLock { known in
+            if known.count < 256 { known.insert(element) }
+        }
+        return true
+    }
+
+    /// The one-character single complete types, `v` included.
+    private static let basicCodes = Set("ybnqiuxtdsoghv".utf8)
+    private static let validElements = Mutex<Set<String>>([])
 }
 
 /// Interface names: `org.pasteboardd.Pasteboard1`. Invalid: `org`, `org..x`, `1org.x`.

@@ -11,8 +11,9 @@ struct Answer: Sendable {
 
     var sender: String { call.sender }
 
-    /// Sends the method return, then `followUps` (the signals the call caused).
-    func reply(_ values: [DBusValue] = [], followedBy followUps: [Message] = []) {
+    /// Sends the method return, then `followUps` (the signals the call caused), made once the
+    /// reply is on its way: building a signal should not hold up the reply.
+    func reply(_ values: [DBusValue] = [], followedBy followUps: @autoclosure @escaping @Sendable () -> [Message] = []) {
         send(.reply(values, followUps))
     }
 
@@ -25,7 +26,7 @@ struct Answer: Sendable {
         let answer = outbox?.hold(call, answer) ?? .sendNow(answer)
         switch answer {
         case .held: break
-        case .sendNow(.reply(let values, let followUps)): call.reply(values, followedBy: followUps)
+        case .sendNow(.reply(let values, let followUps)): call.reply(values, then: followUps)
         case .sendNow(.failure(let error)): call.fail(error)
         }
     }
@@ -35,7 +36,7 @@ struct Answer: Sendable {
 /// client hears of a change (by its reply, or by `Changed`) before it is on disk.
 final class Outbox: Sendable {
     enum Held: Sendable {
-        case reply([DBusValue], [Message])
+        case reply([DBusValue], @Sendable () -> [Message])
         case failure(DBusError)
     }
 
@@ -83,7 +84,7 @@ final class Outbox: Sendable {
         }
         for (call, answer) in held {
             switch (answer, error) {
-            case (.reply(let values, let followUps), nil): call.reply(values, followedBy: followUps)
+            case (.reply(let values, let followUps), nil): call.reply(values, then: followUps)
             case (.failure(let failure), nil): call.fail(failure)
             case (_, let error?): call.fail(error)
             }

@@ -63,7 +63,7 @@ extension PasteboardService {
 
     /// How long recorded changes wait for the database, so that a burst of them shares one
     /// transaction.
-    static let logSaveDelayMilliseconds = 20
+    static let logSaveDelayMilliseconds = 100
 
     /// Applies the changes recorded in the commit log to the database (on `queue`). Should the
     /// database refuse, they stay in the log, as durable, and this is tried again in a second;
