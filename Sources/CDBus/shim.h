@@ -36,6 +36,12 @@ static const int cdbus_F_GETPIPE_SZ = 1024 + 8;
 static const int cdbus_O_TMPFILE = 020200000;
 static const int cdbus_AT_SYMLINK_FOLLOW = 0x400;
 
+// Reusing a spare blob file: a write lease proves nobody else has it open; renameat2 names it
+// without replacing another file. Both hidden without _GNU_SOURCE.
+static const int cdbus_F_SETLEASE = 1024 + 0;
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+static const unsigned int cdbus_RENAME_NOREPLACE = 1;
+
 // Preallocating a blob file: fcntl.h declares fallocate only under _GNU_SOURCE.
 int fallocate(int fd, int mode, off_t offset, off_t len);
 static const int cdbus_FALLOC_FL_KEEP_SIZE = 0x01;

@@ -57,7 +57,7 @@ final class PasteboardService: @unchecked Sendable {
         self.limits = limits
         self.logger = logger
         queue.setSpecific(key: Self.queueKey, value: true)
-        payloads = PayloadWriter(blobDirectory: store.blobDirectory)
+        payloads = PayloadWriter(blobDirectory: store.blobDirectory, spare: store.spare)
         if let quarantine = store.quarantine {
             logger.critical("store: the database could not be opened (\(quarantine.reason)); it was moved, untouched, to \(quarantine.folder) and an empty store was started")
         }
@@ -124,12 +124,13 @@ final class PasteboardService: @unchecked Sendable {
         turn.withLockIfAvailable { _ in body() }
     }
 
-    /// Saves what the commit log holds and folds the store's write-ahead log into its database
-    /// (at shutdown), after what is queued.
+    /// Saves what the commit log holds, folds the store's write-ahead log into its database and
+    /// deletes the spare blob file (at shutdown), after what is queued.
     func checkpoint() async {
         await withCheckedContinuation { done in
             perform { [self] in
                 saveLogged()
+                store.spare.discard()
                 store.checkpointer.finish()
                 done.resume()
             }

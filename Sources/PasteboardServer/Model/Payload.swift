@@ -58,11 +58,14 @@ final class Blob: Sendable {
     /// For a memory blob, its memfd.
     private let memoryFD: Int32
     private let isKept = Atomic<Bool>(false)
+    /// Where the file goes when nothing refers to it any more, instead of being deleted.
+    private let spare: SpareBlobFile?
 
-    init(id: String, directory: String, size: UInt64) {
+    init(id: String, directory: String, size: UInt64, spare: SpareBlobFile? = nil) {
         self.id = id
         self.path = directory + "/" + id
         self.size = size
+        self.spare = spare
         memoryFD = -1
     }
 
@@ -72,6 +75,7 @@ final class Blob: Sendable {
         path = "/proc/self/fd/\(memoryFD)"
         self.size = size
         self.memoryFD = memoryFD
+        spare = nil
     }
 
     /// Whether the data is in a file of the store (rather than in memory).
@@ -86,7 +90,11 @@ final class Blob: Sendable {
         if memoryFD >= 0 {
             close(memoryFD)
         } else if !isKept.load(ordering: .relaxed) {
-            unlink(path)
+            if let spare {
+                spare.offer(path, size: size)
+            } else {
+                unlink(path)
+            }
         }
     }
 }

@@ -8,6 +8,8 @@ import PasteboardModel
 /// when not. Safe from any thread (it only creates files).
 struct PayloadWriter: Sendable {
     let blobDirectory: String
+    /// A large file let go of, to overwrite rather than start a new one.
+    var spare: SpareBlobFile? = nil
     /// Keep everything off the disk (concealed and transient data): large payloads go to memfds.
     var volatile = false
 
@@ -31,21 +33,25 @@ struct PayloadWriter: Sendable {
         return .file(try file.finish(size: UInt64(bytes.count)))
     }
 
-    /// A new empty file for one payload, open for writing.
-    func createFile() throws(PasteboardError) -> BlobFile {
+    /// A new empty file for one payload, open for writing; for data of a known large size
+    /// (`sizeHint`), the spare file if there is one, to be overwritten.
+    func createFile(sizeHint: UInt64? = nil) throws(PasteboardError) -> BlobFile {
         if volatile {
             let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC)
             guard fd >= 0 else { throw .quotaExceeded("the server is out of memory for this data (\(String(cString: strerror(errno))))") }
             return BlobFile(fd: fd, id: nil, directory: blobDirectory)
         }
+        if let sizeHint, sizeHint >= SpareBlobFile.minimumSize, let reused = spare?.take() {
+            return BlobFile(fd: reused.fd, id: nil, directory: blobDirectory, reusing: reused.path, spare: spare)
+        }
         // An unnamed file in the blob directory: it gets its name only once complete, so a
         // transfer cut short (an error, SIGTERM, kill -9) leaves nothing behind.
         let unnamed = open(blobDirectory, cdbus_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o600)
         if unnamed >= 0 {
-            return BlobFile(fd: unnamed, id: nil, directory: blobDirectory, unnamed: true)
+            return BlobFile(fd: unnamed, id: nil, directory: blobDirectory, unnamed: true, spare: spare)
         }
         let file = try createStoreFile()
-        return BlobFile(fd: file.fd, id: file.id, directory: blobDirectory)
+        return BlobFile(fd: file.fd, id: file.id, directory: blobDirectory, spare: spare)
     }
 
     /// A new empty named file in the blob directory, open for writing (where the file system
@@ -90,11 +96,14 @@ struct BlobFile {
     let directory: String
     /// Opened with `O_TMPFILE`: named by ``finish(size:)``.
     var unnamed = false
+    /// The spare file being overwritten (see ``SpareBlobFile``): renamed by ``finish(size:)``.
+    var reusing: String? = nil
+    var spare: SpareBlobFile? = nil
     /// Bytes reserved on disk by ``preallocate(_:)``.
     private(set) var preallocated: UInt64 = 0
 
     /// Whether the file lives in memory (a memfd, for data kept off the disk).
-    var isMemory: Bool { id == nil && !unnamed }
+    var isMemory: Bool { id == nil && !unnamed && reusing == nil }
 
     /// Reserves disk space for `bytes` about to be written, when their number is known
     /// beforehand (a file passed to `WriteItemsFd`).
@@ -118,14 +127,27 @@ struct BlobFile {
     /// Ends writing and wraps the file: a store file is named (if need be) and its descriptor
     /// closed (the blob reopens it by path); a memfd's stays open, owned by the blob.
     func finish(size: UInt64) throws(PasteboardError) -> Blob {
-        // Less data came than was reserved (the file shrank meanwhile): free the rest.
-        if preallocated > size { _ = ftruncate(fd, off_t(size)) }
+        // Less data came than was reserved (the file shrank meanwhile), or than the spare file
+        // held: free the rest.
+        if preallocated > size || reusing != nil { _ = ftruncate(fd, off_t(size)) }
+        if let reusing {
+            defer { close(fd) }
+            for _ in 0..<8 {
+                let id = Store.randomID()
+                // Without replacing: a name taken by another blob is tried again.
+                if renameat2(AT_FDCWD, reusing, AT_FDCWD, directory + "/" + id, cdbus_RENAME_NOREPLACE) == 0 {
+                    return Blob(id: id, directory: directory, size: size, spare: spare)
+                }
+                if errno != EEXIST { break }
+            }
+            throw .quotaExceeded("the server could not store the data (\(String(cString: strerror(errno)))); free some disk space and try again")
+        }
         if unnamed {
             defer { close(fd) }
             for _ in 0..<8 {
                 let id = Store.randomID()
                 if linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, directory + "/" + id, cdbus_AT_SYMLINK_FOLLOW) == 0 {
-                    return Blob(id: id, directory: directory, size: size)
+                    return Blob(id: id, directory: directory, size: size, spare: spare)
                 }
                 if errno != EEXIST { break }
             }
@@ -133,12 +155,13 @@ struct BlobFile {
         }
         guard let id else { return Blob(memoryFD: fd, size: size) }
         close(fd)
-        return Blob(id: id, directory: directory, size: size)
+        return Blob(id: id, directory: directory, size: size, spare: spare)
     }
 
     /// Gives up on the file (an error while writing it).
     func discard() {
         close(fd)
         if let id { unlink(directory + "/" + id) }
+        if let reusing { unlink(reusing) }
     }
 }

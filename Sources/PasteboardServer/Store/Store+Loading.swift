@@ -61,7 +61,7 @@ extension Store {
             // One pass over every generation's rows, in the table's own order: those at a
             // pasteboard's own count are its contents, the others its history (oldest first
             // here, so each history is turned around at the end).
-            var reader = ItemReader(blobDirectory: blobDirectory)
+            var reader = ItemReader(blobDirectory: blobDirectory, spare: spare)
             try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob, written_at, position FROM contents ORDER BY pasteboard, count, item, position") { name, count, writtenAt, items in
                 guard let entry = loaded.entries[name] else { return }
                 if entry.count == count {
@@ -87,13 +87,15 @@ extension Store {
 /// contents and the history), so that it is deleted only when none of them is left.
 private struct ItemReader {
     let blobDirectory: String
+    let spare: SpareBlobFile
     var problems: [String] = []
     /// The rows left out because their file is missing or truncated.
     var lost: [Store.RowKey] = []
     private var blobs: [String: Blob] = [:]
     private var types: [String: PasteboardType] = [:]
 
-    init(blobDirectory: String) {
+    init(blobDirectory: String, spare: SpareBlobFile) {
+        self.spare = spare
         self.blobDirectory = blobDirectory
     }
 
@@ -146,7 +148,7 @@ private struct ItemReader {
         guard let blobID = row[6] as String? else {
             return .inline(try row.withUnsafeData(atIndex: 5) { data in data.map { [UInt8]($0) } ?? [] })
         }
-        let blob = blobs[blobID] ?? Blob(id: blobID, directory: blobDirectory, size: size)
+        let blob = blobs[blobID] ?? Blob(id: blobID, directory: blobDirectory, size: size, spare: spare)
         guard Store.fileSize(blob.path) == size else {
             blob.keepFile()
             problems.append("pasteboard '\(name)' item \(item) lost its \(type) data (file \(blobID) missing or truncated)")

@@ -20,6 +20,8 @@ final class Store {
     let blobDirectory: String
     let database: DatabaseQueue
     let checkpointer: Checkpointer
+    /// The last large blob file let go of, for the next large write to overwrite.
+    let spare: SpareBlobFile
     /// Where an unreadable store was moved at start-up, for the log; nil when it opened.
     private(set) var quarantine: (folder: String, reason: String)?
     /// Where small changes are recorded before they are answered; nil when it could not be set
@@ -39,6 +41,7 @@ final class Store {
     init(directory: String) throws {
         self.directory = directory
         blobDirectory = directory + "/blobs"
+        spare = SpareBlobFile(directory: directory + "/blobs")
         do {
             database = try Self.open(directory)
         } catch {

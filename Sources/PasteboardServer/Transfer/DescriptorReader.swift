@@ -42,7 +42,7 @@ struct DescriptorReader {
         }
 
         source.enlargePipeBuffer()
-        var file = try payloads.createFile()
+        var file = try payloads.createFile(sizeHint: source.remaining)
         var finished = false
         defer { if !finished { file.discard() } }
         if let remaining = source.remaining {

@@ -1,0 +1,53 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// The last large file let go of is overwritten by the next large write, but only when no
+/// reader still has it open: a descriptor from `ReadFd` keeps reading what it was given.
+///
+/// With `history-depth=0` the contents a write replaces are let go of at once.
+struct SpareBlobFileTests {
+    static let type = "application/octet-stream"
+
+    static func bytes(_ count: Int, seed: UInt8) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) }
+    }
+
+    private static func spares(_ h: Harness) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: h.server.stateDirectory + "/blobs").filter { $0.hasPrefix("spare-") }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileReusedForSmallerDataHoldsExactlyThatData() async throws {
+        let h = try await Harness(limits: ["history-depth=0"])
+        let first = Self.bytes(3 << 20, seed: 1), second = Self.bytes(2 << 20, seed: 2), third = Self.bytes((3 << 19) + 5, seed: 3)
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(first))]], to: "big") == 1)
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(second))]], to: "big") == 2)
+        // The first file is the spare now; the third write overwrites it and cuts it to size.
+        #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(third))]], to: "big") == 3)
+        #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))
+
+        // Named and committed like any other: a restart reads it back, and no spare is left.
+        #expect(h.server.terminate() == 0)
+        #expect(try Self.spares(h).isEmpty)
+        try await h.server.restart()
+        #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileAReaderStillHoldsIsNeverOverwritten() async throws {
+        let h = try await Harness(limits: ["history-depth=0"])
+        let first = Self.bytes(2 << 20, seed: 4)
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(first))]], to: "big") == 1)
+        let (_, held) = try await h.readFd(Self.type, in: "big")
+        // The first file is let go of while the reader holds it; later writes must not reuse it.
+        for (index, seed) in [UInt8(5), 6, 7].enumerated() {
+            let next = Self.bytes(2 << 20, seed: seed)
+            #expect(try await h.writeFd([[(Self.type, try Descriptors.file(next))]], to: "big") == UInt64(index + 2))
+            #expect(try await h.readFdBytes(Self.type, in: "big").data == next)
+        }
+        #expect(try Descriptors.readAll(held) == first)
+    }
+}
