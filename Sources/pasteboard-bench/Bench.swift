@@ -9,8 +9,9 @@ struct Bench: AsyncParsableCommand {
         abstract: "Measure pasteboardd against a minimal echo service on the same private bus.",
         discussion: """
             Starts a private dbus-daemon, the release-built pasteboardd next to this binary and an \
-            echo service in this process, then prints each figure with its ratio to the floor \
-            measured in the same run, and writes the same figures as JSON.
+            echo service in a process of its own (this binary, as the floor), then prints each \
+            figure with its ratio to the floor measured in the same run, and writes the same \
+            figures as JSON.
             """)
 
     @Flag(help: "A run under a minute: fewer repetitions, no 1 GiB transfer.")

@@ -21,7 +21,7 @@ struct CommitLogTests {
     func aWriteAnsweredWhileTheStoreIsHeldSurvivesKill9() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
-        let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 6)
 
         // Answered at once, though the database cannot take it.
         let start = ContinuousClock.now
@@ -46,7 +46,7 @@ struct CommitLogTests {
         let h = try await Harness()
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))]], to: "mixed")
-        let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 6)
         // Appended to a blob, two items of several types, an expiry; a concealed write.
         #expect(try await h.write(
             [[("text/plain", Array("a".utf8)), ("text/html", Array("<b>a</b>".utf8))], [("image/png", [0x89, 0x50])]],
@@ -72,7 +72,7 @@ struct CommitLogTests {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
         let log = h.server.stateDirectory + "/commits.log"
-        let locker = try await FailedCommitTests.lockStore(h, seconds: 2)
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 5)
         #expect(try await h.write(text: "two", to: "p") == 2)
         // The log as a server killed after its commit, but before it started the log over,
         // would leave it.
@@ -94,7 +94,7 @@ struct CommitLogTests {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
         #expect(try await h.write(text: "kept", to: "q") == 1)
-        let locker = try await FailedCommitTests.lockStore(h, seconds: 3)
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 6)
         #expect(try await h.write(text: "two", to: "p") == 2)
         h.server.kill9()
         _ = try await locker.wait(timeout: .seconds(20))
@@ -126,5 +126,21 @@ struct CommitLogTests {
         h.server.kill9()
         try await h.server.restart()
         #expect(try await Self.readText(h, "p") == (2, "two"))
+    }
+
+    @Test func withoutACommitLogEveryWriteIsCommittedBeforeItsReply() async throws {
+        let h = try await Harness()
+        #expect(h.server.terminate() == 0)
+        // Something that cannot be a log stands where it goes.
+        let log = h.server.stateDirectory + "/commits.log"
+        try? FileManager.default.removeItem(atPath: log)
+        try FileManager.default.createDirectory(atPath: log, withIntermediateDirectories: false)
+
+        try await h.server.restart()
+        #expect(h.server.log.contains("no commit log"), "\(h.server.log)")
+        #expect(try await h.write(text: "one", to: "p") == 1)
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await Self.readText(h, "p") == (1, "one"))
     }
 }

@@ -72,9 +72,10 @@ public final class TestServer: Sendable {
         ["--address", bus.address, "--state-dir", stateDirectory] + limits.flatMap { ["--limit", $0] }
     }
 
-    /// Everything the server has written to standard error so far, over all its runs.
+    /// Everything the server has written to standard error so far, over all its runs (bytes
+    /// that are not UTF-8, such as a line cut by `kill -9`, read as replacement characters).
     public var log: String {
-        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        String(decoding: FileManager.default.contents(atPath: logPath) ?? Data(), as: UTF8.self)
     }
 
     /// The process id of the running server, or nil when it is stopped.
