@@ -32,8 +32,9 @@ struct Answer: Sendable {
     }
 }
 
-/// The answers of one batch of queued calls, held until the batch is committed, so that no
-/// client hears of a change (by its reply, or by `Changed`) before it is on disk.
+/// The answers of one batch of calls, held until the batch is committed (or recorded in the
+/// commit log), so that no client hears of a change (by its reply, or by `Changed`) before it
+/// is durable.
 final class Outbox: Sendable {
     enum Held: Sendable {
         case reply([DBusValue], @Sendable () -> [Message])

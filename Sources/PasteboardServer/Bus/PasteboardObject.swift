@@ -10,9 +10,10 @@ import Synchronization
 /// ``handle(_:)`` runs on the bus thread and checks signatures. A call that only reads is
 /// answered right there, from the committed contents, when its sender has nothing waiting on
 /// the service queue: no earlier call of that client can then change what it reads (D-Bus
-/// orders calls per connection only), and it is spared two thread hops. Everything else is
-/// enqueued; slow work (reading a client's descriptor, reading a blob file) runs on transfer
-/// threads.
+/// orders calls per connection only), and it is spared two thread hops. A small write from such
+/// a client is answered there too when the queue is idle, once recorded in the commit log
+/// (``writeAtOnce(_:_:_:)``). Everything else is enqueued; slow work (reading a client's
+/// descriptor, reading a blob file) runs on transfer threads.
 final class PasteboardObject: DBusObject {
     static let path = "/org/pasteboardd/Pasteboard1"
     static let interface = "org.pasteboardd.Pasteboard1"

@@ -3,7 +3,7 @@ import PasteboardModel
 
 /// Batches: the changes of calls that arrived together, committed in one transaction.
 extension PasteboardService {
-    // MARK: Batches (on `queue`)
+    // MARK: Batches (holding the turn)
 
     /// From now until ``commitBatch()``, changes are staged: the queue sees them, the store and
     /// the bus thread do not yet.
@@ -67,7 +67,8 @@ extension PasteboardService {
 
     /// Applies the changes recorded in the commit log to the database (on `queue`). Should the
     /// database refuse, they stay in the log, as durable, and this is tried again in a second;
-    /// meanwhile every change waits for the database, and fails if it cannot be saved.
+    /// meanwhile small writes are still recorded while the log has room, and every other change
+    /// waits for the database and fails if it cannot be saved.
     func saveLogged() {
         guard store.hasLogged else { return }
         do {
@@ -99,12 +100,6 @@ extension PasteboardService {
         for (name, entry) in batch.before {
             scheduleExpiry(name, at: entry.expiresAt)
         }
-    }
-
-    /// Drops the open batch unsaved, when nothing was staged in it.
-    func endEmptyBatch() {
-        precondition(batch?.isEmpty ?? true, "a batch with changes must be committed or logged")
-        batch = nil
     }
 
     /// Lets go of contents a change replaced on a background queue. When they held the last

@@ -10,19 +10,21 @@ import Glibc
 
 /// The pasteboards: every rule of the model, applied in memory and committed to the ``Store``.
 ///
-/// Every change happens on ``queue``: the bus interface submits each call there in the order
-/// the calls arrived, so a client that sends a write and then a read without waiting reads what
-/// it wrote. Work that can be slow (streaming a descriptor, reading a blob file) happens
-/// elsewhere; what runs here is bookkeeping and SQLite transactions. Calls that arrive together
-/// form a batch (``beginBatch()``, ``commitBatch()``): their changes are staged, seen by the
-/// calls of the batch, and committed in one transaction.
+/// Every change happens while holding the ``turn``: on ``queue``, where the bus interface
+/// submits each call in the order the calls arrived (so a client that sends a write and then a
+/// read without waiting reads what it wrote), or on the bus thread for a small write when the
+/// queue is idle (``logBatch()``). Work that can be slow (streaming a descriptor, reading a blob
+/// file) happens elsewhere; what runs on the queue is bookkeeping and SQLite transactions. Calls
+/// that arrive together form a batch (``beginBatch()``, ``commitBatch()``): their changes are
+/// staged, seen by the calls of the batch, and committed in one transaction.
 ///
 /// The committed contents sit behind a lock, so that the reading methods can also run on the
 /// bus thread for a client with nothing queued (see ``PasteboardObject``): a read then costs no
-/// thread hop. A change is published there only once it is committed.
+/// thread hop. A change is published there only once it is durable (committed, or recorded in
+/// the store's commit log).
 ///
 /// `@unchecked Sendable`: the entries are behind their lock; every other mutable member is
-/// touched only on `queue`.
+/// touched only while holding the turn.
 final class PasteboardService: @unchecked Sendable {
     let queue = DispatchQueue(label: "org.pasteboardd.service")
     let limits: Limits

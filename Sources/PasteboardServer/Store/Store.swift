@@ -14,7 +14,10 @@ import PasteboardModel
 /// before the transaction that refers to them commits. A file no row refers to (left by a crash
 /// between the two) is deleted at the next start.
 ///
-/// Not thread-safe by itself: the ``PasteboardService`` queue is its only user.
+/// Small changes can be answered before the database has them: they are recorded in the
+/// ``CommitLog`` first, and the next ``save(_:)`` commits them ahead of its own changes.
+///
+/// Not thread-safe by itself: the holder of the ``PasteboardService``'s turn is its only user.
 final class Store {
     let directory: String
     let blobDirectory: String
@@ -28,10 +31,10 @@ final class Store {
     /// up (every change then commits to the database before it is answered).
     let log: CommitLog?
     /// Changes recorded in the log and not yet in the database, in order.
-    private var logged: [ChangeRows] = []
+    var logged: [ChangeRows] = []
     /// How many changes a start took from the log, and what was wrong with it, for the log.
-    private(set) var replayed = 0
-    private(set) var replayProblem: String?
+    var replayed = 0
+    var replayProblem: String?
     /// Why there is no ``log``.
     private(set) var logProblem: String?
 
@@ -232,27 +235,6 @@ final class Store {
         checkpointer.committed(estimatedPages: 2 * rows.count + rows.reduce(0) { $0 + $1.inlineBytes } / 4096)
     }
 
-    /// Records `changes` in the ``CommitLog`` instead of committing them: they are as durable
-    /// as committed, and reach the database with the next ``save(_:)``. False when the log
-    /// cannot take them (no log, or no room): nothing is recorded then.
-    func record(_ changes: [Change]) -> Bool {
-        guard let log else { return false }
-        var bytes = ByteWriter()
-        bytes.uint64(UInt64(changes.count))
-        var rows: [ChangeRows] = []
-        for change in changes {
-            guard let changeRows = ChangeRows(change) else { return false }
-            changeRows.encode(into: &bytes)
-            rows.append(changeRows)
-        }
-        guard log.append(bytes.bytes) else { return false }
-        logged += rows
-        return true
-    }
-
-    /// Whether changes recorded in the log wait for the database.
-    var hasLogged: Bool { !logged.isEmpty }
-
     private static func rows(of change: Change) -> ChangeRows {
         guard let rows = ChangeRows(change) else { preconditionFailure("contents with promises are never saved") }
         return rows
@@ -282,7 +264,7 @@ final class Store {
 
     /// Runs `body` in one write transaction. BEGIN and COMMIT go through cached statements
     /// too: GRDB's own transactions parse them on every call.
-    private func transaction(_ body: (Database) throws -> Void) throws {
+    func transaction(_ body: (Database) throws -> Void) throws {
         try database.writeWithoutTransaction { db in
             try db.run("BEGIN IMMEDIATE")
             do {
@@ -296,7 +278,7 @@ final class Store {
     }
 
     /// Writes one change inside the caller's transaction.
-    private static func apply(_ change: ChangeRows, to db: Database) throws {
+    static func apply(_ change: ChangeRows, to db: Database) throws {
         let key = SQLValue.text(change.name)
         if !change.listed {
             // Removed: the history goes with the contents.
@@ -329,45 +311,6 @@ final class Store {
                 [key, .integer(change.count), .integer(representation.item), .integer(representation.position), .text(representation.type),
                  .integer(representation.size), data, blobID, .integer(change.changedAt)])
         }
-    }
-
-    // MARK: Commit log
-
-    /// Applies what a killed server left in the log, then starts the log over. A change the
-    /// database already has (the server died between its commit and the log's reset) is
-    /// skipped: a pasteboard's count only grows.
-    private func replayLog() throws {
-        guard let log else { return }
-        let (payloads, damaged) = log.records()
-        var changes: [ChangeRows] = []
-        for payload in payloads {
-            var reader = ByteReader(payload)
-            guard let count = reader.count() else { break }
-            var batch: [ChangeRows] = []
-            for _ in 0..<count {
-                guard let rows = ChangeRows(from: &reader) else { break }
-                batch.append(rows)
-            }
-            guard batch.count == count, reader.isAtEnd else {
-                replayProblem = "the commit log holds a record that cannot be read; the changes after it are lost"
-                break
-            }
-            changes += batch
-        }
-        if damaged {
-            replayProblem = "the commit log ends in a damaged record (a change cut short, never answered); it was left out"
-        }
-        if !changes.isEmpty {
-            try transaction { db in
-                for change in changes {
-                    let stored = try UInt64.fetchOne(db, sql: "SELECT count FROM pasteboard WHERE name = ?", arguments: [change.name])
-                    if let stored, stored >= change.count { continue }
-                    try Self.apply(change, to: db)
-                }
-            }
-            replayed = changes.count
-        }
-        log.reset()
     }
 
     // MARK: Blob files

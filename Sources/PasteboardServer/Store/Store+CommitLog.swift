@@ -1,0 +1,63 @@
+import GRDB
+
+/// The store's side of the ``CommitLog``: recording small changes before the database has
+/// them, and applying at start what a killed server left there.
+extension Store {
+    /// Records `changes` in the ``CommitLog`` instead of committing them: they are as durable
+    /// as committed, and reach the database with the next ``save(_:)``. False when the log
+    /// cannot take them (no log, or no room): nothing is recorded then.
+    func record(_ changes: [Change]) -> Bool {
+        guard let log else { return false }
+        var bytes = ByteWriter()
+        bytes.uint64(UInt64(changes.count))
+        var rows: [ChangeRows] = []
+        for change in changes {
+            guard let changeRows = ChangeRows(change) else { return false }
+            changeRows.encode(into: &bytes)
+            rows.append(changeRows)
+        }
+        guard log.append(bytes.bytes) else { return false }
+        logged += rows
+        return true
+    }
+
+    /// Whether changes recorded in the log wait for the database.
+    var hasLogged: Bool { !logged.isEmpty }
+
+    /// Applies what a killed server left in the log, then starts the log over. A change the
+    /// database already has (the server died between its commit and the log's reset) is
+    /// skipped: a pasteboard's count only grows.
+    func replayLog() throws {
+        guard let log else { return }
+        let (payloads, damaged) = log.records()
+        var changes: [ChangeRows] = []
+        for payload in payloads {
+            var reader = ByteReader(payload)
+            guard let count = reader.count() else { break }
+            var batch: [ChangeRows] = []
+            for _ in 0..<count {
+                guard let rows = ChangeRows(from: &reader) else { break }
+                batch.append(rows)
+            }
+            guard batch.count == count, reader.isAtEnd else {
+                replayProblem = "the commit log holds a record that cannot be read; the changes after it are lost"
+                break
+            }
+            changes += batch
+        }
+        if damaged {
+            replayProblem = "the commit log ends in a damaged record (a change cut short, never answered); it was left out"
+        }
+        if !changes.isEmpty {
+            try transaction { db in
+                for change in changes {
+                    let stored = try UInt64.fetchOne(db, sql: "SELECT count FROM pasteboard WHERE name = ?", arguments: [change.name])
+                    if let stored, stored >= change.count { continue }
+                    try Self.apply(change, to: db)
+                }
+            }
+            replayed = changes.count
+        }
+        log.reset()
+    }
+}
