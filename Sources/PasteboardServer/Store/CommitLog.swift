@@ -75,9 +75,10 @@ final class CommitLog {
     /// Whether no record has been added since the last reset (or the start).
     var isEmpty: Bool { end == Self.headerSize }
 
-    /// Adds a record; false when there is no room (nothing is written then).
+    /// Adds a record; false when there is no room (nothing is written then). An empty record
+    /// would read as the end of the log: it is refused too.
     func append(_ payload: [UInt8]) -> Bool {
-        guard hasRoom(for: payload.count) else { return false }
+        guard !payload.isEmpty, hasRoom(for: payload.count) else { return false }
         let record = base + end
         payload.withUnsafeBytes { (record + Self.recordHeaderSize).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         record.storeBytes(of: UInt64(payload.count).littleEndian, as: UInt64.self)

@@ -48,7 +48,8 @@ final class SpareBlobFile: Sendable {
             defer { spare = (sparePath, generation) }
             return spare?.path
         }
-        if let replaced { unlink(replaced) }
+        // Deleting a large file takes a while: not on whatever thread let go of the blob.
+        if let replaced { DispatchQueue.global(qos: .utility).async { unlink(replaced) } }
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .seconds(Self.idleSeconds)) { [self] in
             let idle = spare.withLock { spare -> String? in
                 guard let current = spare, current.generation == generation else { return nil }
