@@ -83,6 +83,7 @@ struct CommitLogTests {
         try recorded.write(to: URL(fileURLWithPath: log))
 
         try await h.server.restart()
+        #expect(!h.server.log.contains("left in the commit log"), "\(h.server.log)")
         #expect(try await Self.readText(h, "p") == (3, "three"))
         let history = try await h.call("History", [.string("p"), .uint32(0)])
         let counts = history.first?.arrayValue?.compactMap { $0.structureFields?.first?.uint64Value }

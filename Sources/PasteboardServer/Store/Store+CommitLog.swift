@@ -32,15 +32,8 @@ extension Store {
         let (payloads, damaged) = log.records()
         var changes: [ChangeRows] = []
         for payload in payloads {
-            var reader = ByteReader(payload)
-            guard let count = reader.count() else { break }
-            var batch: [ChangeRows] = []
-            for _ in 0..<count {
-                guard let rows = ChangeRows(from: &reader) else { break }
-                batch.append(rows)
-            }
-            guard batch.count == count, reader.isAtEnd else {
-                replayProblem = "the commit log holds a record that cannot be read; the changes after it are lost"
+            guard let batch = Self.changes(in: payload) else {
+                replayProblem = "the commit log holds a record that cannot be read; the changes from it on are lost"
                 break
             }
             changes += batch
@@ -49,15 +42,30 @@ extension Store {
             replayProblem = "the commit log ends in a damaged record (a change cut short, never answered); it was left out"
         }
         if !changes.isEmpty {
+            var applied = 0
             try transaction { db in
                 for change in changes {
                     let stored = try UInt64.fetchOne(db, sql: "SELECT count FROM pasteboard WHERE name = ?", arguments: [change.name])
                     if let stored, stored >= change.count { continue }
                     try Self.apply(change, to: db)
+                    applied += 1
                 }
             }
-            replayed = changes.count
+            replayed = applied
         }
         log.reset()
+    }
+
+    /// The changes one record holds (a count, then each change's rows); nil when it does not
+    /// read as such.
+    private static func changes(in payload: [UInt8]) -> [ChangeRows]? {
+        var reader = ByteReader(payload)
+        guard let count = reader.count() else { return nil }
+        var changes: [ChangeRows] = []
+        for _ in 0..<count {
+            guard let rows = ChangeRows(from: &reader) else { return nil }
+            changes.append(rows)
+        }
+        return reader.isAtEnd ? changes : nil
     }
 }
