@@ -83,10 +83,12 @@ func expectSuccess(_ result: Outcome, stdout: String = "", sourceLocation: Sourc
     expect(result, status: 0, stdout: stdout, stderr: "", sourceLocation: sourceLocation)
 }
 
-/// `count` bytes of random data.
+/// `count` bytes of random data, starting with bytes no file signature begins with: random
+/// data may otherwise look like an MPEG audio frame (1 time in a few thousand) and be copied
+/// as `audio/aac`.
 func randomBytes(_ count: Int) -> Data {
     var generator = SystemRandomNumberGenerator()
-    var bytes = [UInt8]()
+    var bytes: [UInt8] = [0x00, 0xFE, 0x00, 0xFE]
     bytes.reserveCapacity(count + 8)
     while bytes.count < count {
         withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
