@@ -22,8 +22,8 @@ struct ChangeBatch {
 
     var isEmpty: Bool { saves.isEmpty }
 
-    mutating func stage(_ change: Store.Change, replacing committed: PasteboardEntry) {
-        if before[change.name] == nil { before[change.name] = committed }
+    mutating func stage(_ change: Store.Change, replacing committed: @autoclosure () -> PasteboardEntry) {
+        if before[change.name] == nil { before[change.name] = committed() }
         staged[change.name] = change.entry
         saves.append(change)
     }

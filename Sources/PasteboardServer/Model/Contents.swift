@@ -60,13 +60,17 @@ struct PasteboardEntry: Sendable {
 
     var byteCount: UInt64 { items.reduce(0) { $0 + $1.byteCount } }
 
-    /// Every type of every item, first item first, without repeats.
+    /// Every type of every item, first item first, without repeats. (Every write's `Changed`
+    /// lists them: a handful of types are compared with those before them rather than hashed.)
     var types: [PasteboardType] {
-        var seen = Set<PasteboardType>()
         var result: [PasteboardType] = []
+        var seen: Set<PasteboardType>? = nil
         for item in items {
-            for type in item.types where seen.insert(type).inserted {
-                result.append(type)
+            for type in item.types {
+                if seen == nil, result.count >= 16 { seen = Set(result) }
+                if seen?.insert(type).inserted ?? !result.contains(type) {
+                    result.append(type)
+                }
             }
         }
         return result

@@ -233,7 +233,8 @@ final class PasteboardService: @unchecked Sendable {
     ///
     /// - Parameter ownerPID: The writer's process, for an `owner-only` write.
     func write(_ name: PasteboardName, items newItems: [Item], options: WriteOptions, ownerPID: UInt32? = nil) throws(PasteboardError) -> Change {
-        var entry = entry(name)
+        let old = entry(name)
+        var entry = old
         for (index, item) in newItems.enumerated() {
             try check(item, index: index)
         }
@@ -264,7 +265,7 @@ final class PasteboardService: @unchecked Sendable {
         } else if !keep {
             entry.expiresAt = nil
         }
-        return try commit(name, entry)
+        return try commit(name, entry, replacing: old)
     }
 
     // MARK: History (on `queue`)
@@ -333,8 +334,9 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
-    func commit(_ name: PasteboardName, _ proposed: PasteboardEntry, removed: Bool = false) throws(PasteboardError) -> Change {
-        let old = entry(name)
+    /// Makes `proposed` the contents of `name` (`old`, when the caller has it already).
+    func commit(_ name: PasteboardName, _ proposed: PasteboardEntry, replacing old: PasteboardEntry? = nil, removed: Bool = false) throws(PasteboardError) -> Change {
+        let old = old ?? entry(name)
         var entry = proposed
         entry.count += 1
         entry.changedAt = Self.nowMilliseconds()
