@@ -41,7 +41,7 @@ struct ExpiryTests {
         let h = try await Harness()
         let signals = try await h.recordSignals()
         let data = payload(repeating: "expiring", count: 100_000)
-        #expect(try await h.writeFd([[("application/octet-stream", try Descriptors.file(data))]], to: "fd", options: [("expires-in-ms", .uint64(3000))]) == 1)
+        #expect(try await h.writeFd([[("application/octet-stream", try Descriptors.file(data))]], to: "fd", options: [("expires-in-ms", .uint64(6000))]) == 1)
         #expect(try await h.readFdBytes("application/octet-stream", in: "fd") == (1, data))
         #expect(await signals.announcements(2, timeout: .seconds(20)) == [Announcement("fd", 1, ["application/octet-stream"]), Announcement("fd", 2, [])])
         #expect(try await h.items("fd") == (2, []))
@@ -50,12 +50,12 @@ struct ExpiryTests {
     @Test func anExpiryDueWhileTheServerIsDownClearsAtTheNextStart() async throws {
         let h = try await Harness()
         try await h.write(text: "plain", to: "other")
-        #expect(try await h.write([[(Self.text, "brief".bytes)]], options: [("expires-in-ms", .uint64(3000))]) == 1)
+        #expect(try await h.write([[(Self.text, "brief".bytes)]], options: [("expires-in-ms", .uint64(6000))]) == 1)
         let written = ContinuousClock.now
         // Killed at once: a graceful shutdown that took longer than the expiry would clear it
         // itself (the expiry leaves room for a busy machine between the write and the kill).
         h.server.kill9()
-        try await Task.sleep(for: .milliseconds(3300) - (ContinuousClock.now - written))
+        try await Task.sleep(for: .milliseconds(6300) - (ContinuousClock.now - written))
         let signals = try await h.recordSignals()
         try await h.server.restart()
         // Cleared as soon as the server is back: empty, one change later.
