@@ -47,12 +47,16 @@ struct CommitLogTests {
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))]], to: "mixed")
         let locker = try await FailedCommitTests.lockStore(h, seconds: 6)
-        // Appended to a blob, two items of several types, an expiry; a concealed write.
+        // Appended to a blob, two items of several types, an expiry; a concealed write; a clear.
         #expect(try await h.write(
             [[("text/plain", Array("a".utf8)), ("text/html", Array("<b>a</b>".utf8))], [("image/png", [0x89, 0x50])]],
             to: "mixed", options: [("append", .boolean(true)), ("expires-in-ms", .uint64(600_000))]) == 2)
+        #expect(try await h.write(text: "to be cleared", to: "cleared") == 1)
         #expect(try await h.write([[("text/plain", Array("hunter2-in-the-log".utf8))]], to: "secret", options: [("concealed", .boolean(true))]) == 1)
         StateFiles.expectAbsent("hunter2-in-the-log", from: h.server, "while recorded")
+        let clearing = ContinuousClock.now
+        #expect(try await h.clear("cleared") == 2)
+        #expect(ContinuousClock.now - clearing < .seconds(2), "the clear waited for the store: \(ContinuousClock.now - clearing)")
         let before = try await h.snapshot("mixed")
         h.server.kill9()
         _ = try await locker.wait(timeout: .seconds(20))
@@ -64,7 +68,8 @@ struct CommitLogTests {
         // Concealed data never reaches the disk, so it vanished with the restart: a change.
         #expect(try await h.types("secret") == (2, []))
         StateFiles.expectAbsent("hunter2-in-the-log", from: h.server, "after the restart")
-        #expect(try await h.listPasteboards() == ["mixed", "secret"])
+        #expect(try await h.types("cleared") == (2, []))
+        #expect(try await h.listPasteboards() == ["cleared", "mixed", "secret"])
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -63,7 +63,8 @@ final class PasteboardObject: DBusObject {
         switch method {
         case .writeItemsFd:
             writeItemsFd(call, arguments)
-        case .writeItems where queued.withLock({ $0[call.sender] == nil }) && Self.isSmallWrite(arguments):
+        case .writeItems where queued.withLock({ $0[call.sender] == nil }) && Self.isSmallWrite(arguments),
+             .clearContents where queued.withLock({ $0[call.sender] == nil }):
             if !writeAtOnce(method, call, arguments) {
                 enqueue(method, call, arguments)
             }
@@ -81,7 +82,7 @@ final class PasteboardObject: DBusObject {
         }
     }
 
-    /// Answers a small write on the bus thread, when the service queue is idle: the change is
+    /// Answers a small write (or a clear) on the bus thread, when the service queue is idle: the change is
     /// recorded in the commit log (a copy into memory the kernel writes back; no disk wait),
     /// published, and answered, with no thread hop and no SQLite transaction in its way. False
     /// when the queue is busy or the log full: nothing happened, and the call takes the queue.
