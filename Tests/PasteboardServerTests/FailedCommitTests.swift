@@ -10,15 +10,30 @@ import TestSupport
 /// the server waits for it (10 s).
 struct FailedCommitTests {
     /// Holds the store's write lock from another process for `seconds`; returns once it has it.
+    ///
+    /// First waits until the commit log is empty (its first record is not of the log's current
+    /// generation): a change still recorded there reaches the database within 100 ms, and that
+    /// save, meeting the lock, would hold the service queue for the 10 s it waits.
     static func lockStore(_ h: Harness, seconds: Double) async throws -> ChildProcess {
         let locker = try ChildProcess(try Paths.executable(named: "python3"), ["-c", """
-            import sqlite3, sys, time
+            import sqlite3, struct, sys, time
+            def logged():
+                with open(sys.argv[3], 'rb') as f:
+                    head = f.read(64 + 24)
+                if len(head) < 64 + 24:
+                    return False
+                generation = struct.unpack_from('<Q', head, 8)[0]
+                length, record = struct.unpack_from('<QQ', head, 64)
+                return length > 0 and record == generation
+            deadline = time.time() + 10
+            while logged() and time.time() < deadline:
+                time.sleep(0.01)
             c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
             c.execute('BEGIN IMMEDIATE')
             print('locked', flush=True)
             time.sleep(float(sys.argv[2]))
             c.execute('ROLLBACK')
-            """, h.server.stateDirectory + "/pasteboards.sqlite", String(seconds)])
+            """, h.server.stateDirectory + "/pasteboards.sqlite", String(seconds), h.server.stateDirectory + "/commits.log"])
         locker.send(Data())
         try #require(await eventually(timeout: .seconds(10)) { locker.stdout.starts(with: Array("locked".utf8)) })
         return locker

@@ -31,7 +31,7 @@ extension PasteboardService {
 
     /// Records the staged changes in the store's commit log and publishes them, for a write
     /// answered on the bus thread: as durable as committed, without waiting for the database.
-    /// The queue applies them to the database shortly after (``saveLogged()``).
+    /// The queue applies them to the database shortly after (``saveLoggedAside()``).
     ///
     /// False when the log cannot take them (full, or the database is failing and the log has
     /// filled): the names are put back, and the call should take the queue instead.
@@ -54,10 +54,8 @@ extension PasteboardService {
         guard !logSaveScheduled else { return }
         logSaveScheduled = true
         queue.asyncAfter(deadline: .now() + delay) { [self] in
-            turn.withLock { _ in
-                logSaveScheduled = false
-                saveLogged()
-            }
+            turn.withLock { _ in logSaveScheduled = false }
+            saveLoggedAside()
         }
     }
 
@@ -65,17 +63,42 @@ extension PasteboardService {
     /// transaction.
     static let logSaveDelayMilliseconds = 100
 
-    /// Applies the changes recorded in the commit log to the database (on `queue`). Should the
-    /// database refuse, they stay in the log, as durable, and this is tried again in a second;
-    /// meanwhile small writes are still recorded while the log has room, and every other change
-    /// waits for the database and fails if it cannot be saved.
+    /// Applies the changes recorded in the commit log to the database, on `queue`, holding the
+    /// turn only to take them and to finish: the bus thread goes on recording small writes
+    /// while the transaction runs (or waits, when another process holds the database).
+    ///
+    /// Should the database refuse, the changes go back in front of those recorded meanwhile,
+    /// durable in the log as before, and this is tried again in a second; every change that
+    /// takes the queue meanwhile waits for the database, and fails if it cannot be saved.
+    func saveLoggedAside() {
+        let (rows, replaced) = turn.withLock { _ in
+            defer { loggedReplaced = [] }
+            return (store.takeLogged(), loggedReplaced)
+        }
+        guard !rows.isEmpty else { return }
+        do {
+            try store.apply(rows)
+        } catch {
+            turn.withLock { _ in
+                store.putBack(rows)
+                loggedReplaced = replaced + loggedReplaced
+                logger.error("store: could not apply the commit log to the database, trying again in 1 s: \(error)")
+                scheduleLogSave(after: .seconds(1))
+            }
+            return
+        }
+        turn.withLock { _ in store.startLogOverIfApplied() }
+        retire(replaced)
+    }
+
+    /// Applies the changes recorded in the commit log to the database, holding the turn (at
+    /// shutdown).
     func saveLogged() {
         guard store.hasLogged else { return }
         do {
             try save([])
         } catch {
-            logger.error("store: could not apply the commit log to the database, trying again in 1 s: \(error)")
-            scheduleLogSave(after: .seconds(1))
+            logger.error("store: could not apply the commit log to the database; it stays in the log for the next start: \(error)")
         }
     }
 

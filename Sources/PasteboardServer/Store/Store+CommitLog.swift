@@ -24,6 +24,37 @@ extension Store {
     /// Whether changes recorded in the log wait for the database.
     var hasLogged: Bool { !logged.isEmpty }
 
+    /// The changes recorded and not yet applied, to be applied by ``apply(_:)`` without the
+    /// turn; the log keeps their records until ``startLogOverIfApplied()``.
+    func takeLogged() -> [ChangeRows] {
+        defer { logged = [] }
+        return logged
+    }
+
+    /// Changes ``takeLogged()`` gave that could not be applied, back in front of those recorded
+    /// since.
+    func putBack(_ rows: [ChangeRows]) {
+        logged = rows + logged
+    }
+
+    /// Applies recorded changes in one transaction. Runs on the service queue without the turn
+    /// (the database is the queue's alone; the log and ``logged`` are the turn's).
+    func apply(_ rows: [ChangeRows]) throws {
+        try transaction { db in
+            for change in rows {
+                try Self.apply(change, to: db)
+            }
+        }
+        // The pasteboard and contents b-trees, plus the data.
+        checkpointer.committed(estimatedPages: 2 * rows.count + rows.reduce(0) { $0 + $1.inlineBytes } / 4096)
+    }
+
+    /// Starts the log over when every change it records is in the database. (Records applied
+    /// while newer ones wait stay until then: a start skips what the database already has.)
+    func startLogOverIfApplied() {
+        if logged.isEmpty { log?.reset() }
+    }
+
     /// Applies what a killed server left in the log, then starts the log over. A change the
     /// database already has (the server died between its commit and the log's reset) is
     /// skipped: a pasteboard's count only grows.

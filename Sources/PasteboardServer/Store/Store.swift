@@ -17,7 +17,9 @@ import PasteboardModel
 /// Small changes can be answered before the database has them: they are recorded in the
 /// ``CommitLog`` first, and the next ``save(_:)`` commits them ahead of its own changes.
 ///
-/// Not thread-safe by itself: the holder of the ``PasteboardService``'s turn is its only user.
+/// Not thread-safe by itself: the holder of the ``PasteboardService``'s turn is its only user,
+/// except that the service queue applies recorded changes (``apply(_:)``) without the turn, so
+/// that small writes go on meanwhile: the database is only ever used on that queue.
 final class Store {
     let directory: String
     let blobDirectory: String
@@ -224,15 +226,9 @@ final class Store {
     func save(_ changes: [Change]) throws {
         let rows = logged + changes.map(Self.rows(of:))
         guard !rows.isEmpty else { return }
-        try transaction { db in
-            for change in rows {
-                try Self.apply(change, to: db)
-            }
-        }
+        try apply(rows)
         logged = []
         log?.reset()
-        // The pasteboard and contents b-trees, plus the data.
-        checkpointer.committed(estimatedPages: 2 * rows.count + rows.reduce(0) { $0 + $1.inlineBytes } / 4096)
     }
 
     private static func rows(of change: Change) -> ChangeRows {
