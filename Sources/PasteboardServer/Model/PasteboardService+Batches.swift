@@ -91,17 +91,6 @@ extension PasteboardService {
         retire(replaced)
     }
 
-    /// Applies the changes recorded in the commit log to the database, holding the turn (at
-    /// shutdown).
-    func saveLogged() {
-        guard store.hasLogged else { return }
-        do {
-            try save([])
-        } catch {
-            logger.error("store: could not apply the commit log to the database; it stays in the log for the next start: \(error)")
-        }
-    }
-
     /// Saves `changes`, after those the commit log holds, in one transaction; then lets go of
     /// what the logged ones replaced.
     func save(_ changes: [Store.Change]) throws {

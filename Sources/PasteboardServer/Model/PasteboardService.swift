@@ -46,7 +46,7 @@ final class PasteboardService: @unchecked Sendable {
     var batch: ChangeBatch?
     /// What the changes recorded in the commit log replaced, let go once they are saved.
     var loggedReplaced: [PasteboardEntry] = []
-    /// Whether ``saveLogged()`` is due.
+    /// Whether ``saveLoggedAside()`` is due.
     var logSaveScheduled = false
     /// Held by whoever changes the service: the queue, for each piece of its work, or the bus
     /// thread, for a small write it answers at once (``withTurnIfFree(_:)``). The bus thread
@@ -130,8 +130,8 @@ final class PasteboardService: @unchecked Sendable {
     /// deletes the spare blob file (at shutdown), after what is queued.
     func checkpoint() async {
         await withCheckedContinuation { done in
-            perform { [self] in
-                saveLogged()
+            queue.async { [self] in
+                saveLoggedAside()
                 store.spare.discard()
                 store.checkpointer.finish()
                 done.resume()
@@ -340,17 +340,16 @@ final class PasteboardService: @unchecked Sendable {
         var entry = proposed
         entry.count += 1
         entry.changedAt = Self.nowMilliseconds()
-        var pushed: Generation? = nil
+        var keepsPrevious = false
         if removed {
             entry.history = []
         } else if old.entersHistory {
             // Concealed, transient, owner-only and promised contents never enter the history.
-            let generation = Generation(count: old.count, writtenAt: old.changedAt, items: old.items)
-            entry.history.insert(generation, at: 0)
-            pushed = generation
+            entry.history.insert(Generation(count: old.count, writtenAt: old.changedAt, items: old.items), at: 0)
+            keepsPrevious = true
         }
         let pruned = Self.trimHistory(&entry, limits)
-        let change = Store.Change(name: name, entry: entry, pushed: pushed, pruned: pruned)
+        let change = Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)
         if batch != nil {
             batch!.stage(change, replacing: committedEntry(name))
         } else {

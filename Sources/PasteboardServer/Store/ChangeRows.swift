@@ -60,7 +60,7 @@ extension ChangeRows {
         self.init(
             name: change.name.rawValue, count: entry.count, listed: entry.isListed, changedAt: entry.changedAt,
             expiresAt: volatile ? nil : entry.expiresAt, ownerPID: volatile ? nil : entry.ownerPID, volatile: volatile,
-            keepsPrevious: change.pushed != nil, pruned: change.pruned, representations: representations)
+            keepsPrevious: change.keepsPrevious, pruned: change.pruned, representations: representations)
     }
 
     /// The bytes of inline payloads.

@@ -21,9 +21,6 @@ extension Store {
         return true
     }
 
-    /// Whether changes recorded in the log wait for the database.
-    var hasLogged: Bool { !logged.isEmpty }
-
     /// The changes recorded and not yet applied, to be applied by ``apply(_:)`` without the
     /// turn; the log keeps their records until ``startLogOverIfApplied()``.
     func takeLogged() -> [ChangeRows] {

@@ -202,16 +202,16 @@ final class Store {
     struct Change {
         let name: PasteboardName
         let entry: PasteboardEntry
-        /// The previous contents, now the newest history entry: their rows stay. When nil, the
-        /// previous contents' rows are deleted.
-        var pushed: Generation? = nil
+        /// The previous contents became the newest history entry: their rows stay. When false,
+        /// the previous contents' rows are deleted.
+        var keepsPrevious = false
         /// The counts of history entries dropped.
         var pruned: [UInt64] = []
     }
 
     /// Commits one pasteboard's state.
-    func save(_ name: PasteboardName, _ entry: PasteboardEntry, pushed: Generation? = nil, pruned: [UInt64] = []) throws {
-        try save([Change(name: name, entry: entry, pushed: pushed, pruned: pruned)])
+    func save(_ name: PasteboardName, _ entry: PasteboardEntry) throws {
+        try save([Change(name: name, entry: entry)])
     }
 
     /// Commits several changes in one transaction: all of them, or none. Changes waiting in
