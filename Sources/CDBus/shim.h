@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -15,6 +16,12 @@ int memfd_create(const char *name, unsigned int flags);
 int pipe2(int pipefd[2], int flags);
 ssize_t splice(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len, unsigned int flags);
 ssize_t copy_file_range(int fd_in, long long *off_in, int fd_out, long long *off_out, size_t len, unsigned int flags);
+
+// Names the calling thread (up to 15 bytes), as `ps -L` and /proc/self/task/*/comm show it;
+// prctl is variadic, which Swift cannot call.
+static inline int cdbus_name_this_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
 
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U

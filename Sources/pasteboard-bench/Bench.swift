@@ -69,9 +69,11 @@ struct Bench: AsyncParsableCommand {
             if wanted.contains(.signal) { figures.append(try await measure.signalLatency()) }
             if wanted.contains(.clients) { figures += try await measure.concurrentClients() }
             if wanted.contains(.transfer) {
-                figures += try await measure.largeTransfer(size: 64 << 20, times: counts.transfers)
-                if counts.largeTransfers > 0 {
-                    figures += try await measure.largeTransfer(size: 1 << 30, times: counts.largeTransfers)
+                for source in [Measurements.LargeSource.memfd, .pipe] {
+                    figures += try await measure.largeTransfer(size: 64 << 20, times: counts.transfers, through: source)
+                    if counts.largeTransfers > 0 {
+                        figures += try await measure.largeTransfer(size: 1 << 30, times: counts.largeTransfers, through: source)
+                    }
                 }
             }
             if wanted.contains(.pbctl) { figures.append(try await measure.pbctlProcesses()) }

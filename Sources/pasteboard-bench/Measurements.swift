@@ -27,13 +27,13 @@ struct Measurements {
     let fixture: BusFixture
     let repetitions: Repetitions
 
-    private static let type = "application/octet-stream"
-    private static let noOptions = DBusValue.dictionary(key: "s", value: "v", [])
-    private static let mebibyte = 1 << 20
+    static let type = "application/octet-stream"
+    static let noOptions = DBusValue.dictionary(key: "s", value: "v", [])
+    static let mebibyte = 1 << 20
 
     // MARK: Calls
 
-    private static func server(_ connection: Connection, _ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+    static func server(_ connection: Connection, _ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
         try await connection.call(
             destination: BusFixture.serverName, path: BusFixture.serverPath, interface: BusFixture.serverName,
             method: method, arguments: arguments)
@@ -199,122 +199,6 @@ struct Measurements {
         }
         total.seconds = Double(monotonicNanoseconds() - start) / 1_000_000_000
         return total
-    }
-
-    // MARK: 4 and 5. Large contents and the server's memory
-
-    /// `size` bytes through `WriteItemsFd` (a memfd) and `ReadFd` read to the end, against a
-    /// socketpair copy of the same size; and the server's resident memory holding and serving it.
-    func largeTransfer(size: Int, times: Int) async throws -> [Figure] {
-        let client = try fixture.connect()
-        defer { client.close() }
-        guard client.canPassFileDescriptors else { throw BenchError("the bus does not pass file descriptors") }
-        let chunk = [UInt8]((0..<(64 * Self.mebibyte)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
-        let label = size >= 1 << 30 ? "\(size >> 30) GiB" : "\(size >> 20) MiB"
-        let mebibytes = Double(size) / Double(Self.mebibyte)
-        var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
-        // One warm-up round each, not counted: the first copies of a run fault in fresh memory.
-        for index in 0..<(times + 1) {
-            let floorTime = try Self.socketpairCopy(chunk, size: size)
-            var memory = (holding: 0, serving: 0)
-            let transfer = try await timed {
-                memory = try await fdRoundTrip(client, chunk, size: size)
-            }
-            guard index > 0 else { continue }
-            floor.add(mebibytes / (floorTime / 1_000_000))
-            server.add(mebibytes / (transfer.micros / 1_000_000))
-            holding.add(Double(memory.holding) / Double(Self.mebibyte))
-            serving.add(Double(memory.serving) / Double(Self.mebibyte))
-        }
-        _ = try await Self.server(client, "ClearContents", [.string("bench-large")])
-        return [
-            Figure("\(label) WriteItemsFd + ReadFd", unit: "MiB/s", median: server.median, p99: server.percentile(0.01), count: server.count,
-                   floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .ratioAtLeast(0.25)),
-            Figure("server RSS holding \(label)", unit: "MiB", holding, floor: nil, floorName: nil, goal: .below(64)),
-            Figure("server RSS serving \(label)", unit: "MiB", serving, floor: nil, floorName: nil, goal: .below(64)),
-        ]
-    }
-
-    /// Writes `size` bytes (repeating `chunk`) through a memfd, reads them back through `ReadFd`,
-    /// and returns the server's resident bytes after the write and halfway through the read.
-    private func fdRoundTrip(_ client: Connection, _ chunk: [UInt8], size: Int) async throws -> (holding: Int, serving: Int) {
-        let name = "bench-large"
-        let memory = try UnixFileDescriptor.memoryFile(name: "pasteboard-bench")
-        var written = 0
-        while written < size {
-            let count = min(chunk.count, size - written)
-            try Self.writeAll(memory.rawValue, chunk, count: count)
-            written += count
-        }
-        lseek(memory.rawValue, 0, SEEK_SET)
-        let item = DBusValue.dictionary(key: "s", value: "h", [(.string(Self.type), .unixFD(memory))])
-        _ = try await Self.server(client, "WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), Self.noOptions])
-        let holding = try fixture.serverResidentBytes()
-        let reply = try await Self.server(client, "ReadFd", [.string(name), .uint32(0), .string(Self.type), .uint64(0)])
-        guard let descriptor = reply.dropFirst().first?.fileDescriptorValue else { throw BenchError("ReadFd returned no descriptor") }
-        var serving = 0
-        let total = try Self.readToEnd(descriptor.rawValue) { sofar in
-            if serving == 0, sofar >= size / 2 { serving = (try? fixture.serverResidentBytes()) ?? 0 }
-        }
-        guard total == size else { throw BenchError("ReadFd gave \(total) bytes, not \(size)") }
-        return (holding, serving)
-    }
-
-    /// Microseconds to copy `size` bytes from one thread to another through a unix socketpair.
-    private static func socketpairCopy(_ chunk: [UInt8], size: Int) throws -> Double {
-        var fds: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw BenchError("socketpair: \(String(cString: strerror(errno)))")
-        }
-        let (reader, writer) = (fds[0], fds[1])
-        defer { close(reader) }
-        let done = DispatchSemaphore(value: 0)
-        let start = monotonicNanoseconds()
-        Thread {
-            var sent = 0
-            while sent < size {
-                let count = min(chunk.count, size - sent)
-                guard (try? writeAll(writer, chunk, count: count)) != nil else { break }
-                sent += count
-            }
-            close(writer)
-            done.signal()
-        }.start()
-        let total = try readToEnd(reader) { _ in }
-        done.wait()
-        guard total == size else { throw BenchError("the socketpair carried \(total) bytes, not \(size)") }
-        return Double(monotonicNanoseconds() - start) / 1_000
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], count: Int) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < count {
-                let written = write(fd, buffer.baseAddress! + offset, count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw BenchError("write: \(String(cString: strerror(errno)))")
-                }
-                offset += written
-            }
-        }
-    }
-
-    /// Reads `fd` to its end in 1 MiB reads; `progress` sees the running total.
-    private static func readToEnd(_ fd: Int32, progress: (Int) -> Void) throws -> Int {
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: mebibyte, alignment: 16)
-        defer { buffer.deallocate() }
-        var total = 0
-        while true {
-            let count = read(fd, buffer, mebibyte)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw BenchError("read: \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { return total }
-            total += count
-            progress(total)
-        }
     }
 
     // MARK: 6. Whole processes

@@ -36,6 +36,36 @@ struct SpareBlobFileTests {
         #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))
     }
 
+    /// The inode number of the file at `path`.
+    private static func inode(_ path: String) throws -> UInt {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TestSupportError("stat \(path): \(String(cString: strerror(errno)))") }
+        return UInt(info.st_ino)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPipeOfUnknownLengthOverwritesTheSpareToo() async throws {
+        let h = try await Harness(limits: ["history-depth=0"])
+        let blobs = h.server.stateDirectory + "/blobs"
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 8)))]], to: "big") == 1)
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 9)))]], to: "big") == 2)
+        #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        let spare = try #require(try Self.spares(h).first)
+        let spareInode = try Self.inode(blobs + "/" + spare)
+
+        // 3 MiB and 5 bytes through a pipe: its length is known only at its end.
+        let piped = Self.bytes(3 << 20, seed: 10) + [1, 2, 3, 4, 5]
+        let (readEnd, feeder) = try PipeFeeder.start(count: 4) { index in
+            index < 3 ? Array(piped[(index << 20)..<((index + 1) << 20)]) : Array(piped[(3 << 20)...])
+        }
+        #expect(try await h.writeFd([[(Self.type, readEnd)]], to: "big") == 3)
+        #expect(await feeder.wait())
+        #expect(try await h.readFdBytes(Self.type, in: "big") == (3, piped))
+        // The spare's file now holds the piped data, under a blob's name.
+        let reused = try FileManager.default.contentsOfDirectory(atPath: blobs).filter { try Self.inode(blobs + "/" + $0) == spareInode }
+        #expect(reused.count == 1 && reused.first.map { !$0.hasPrefix("spare-") } == true, "\(reused)")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aFileAReaderStillHoldsIsNeverOverwritten() async throws {
         let h = try await Harness(limits: ["history-depth=0"])

@@ -39,6 +39,40 @@ struct LargeTransferTests {
         #expect(try await pasteboard.data(forType: .zip) == bytes)
     }
 
+    /// The threads of this process streaming data to the server.
+    static func writerThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("pasteboard-feed") == true
+        }.count
+    }
+
+    @Test("large data streams through a pipe whose writer thread ends with the write, stored or refused")
+    func writerThreadEnds() async throws {
+        let world = try await World(limits: ["max-inline-bytes=65536", "max-item-bytes=4194304"])
+        let pasteboard = world.pasteboard()
+        let stored = randomBytes(4 << 20)
+        #expect(try await pasteboard.setData(stored, forType: .pdf))
+        #expect(await eventually { Self.writerThreads() == 0 })
+
+        // Four times the limit: the server stops reading at the limit and refuses the write;
+        // the writer finds nobody reading and ends, with no SIGPIPE.
+        let error = await #expect(throws: PasteboardError.self) { try await pasteboard.setData(randomBytes(16 << 20), forType: .pdf) }
+        #expect(error?.code == .tooLarge)
+        #expect(await eventually { Self.writerThreads() == 0 })
+        #expect(try await world.pasteboard().data(forType: .pdf) == stored)
+    }
+
+    @Test("a writer thread whose reader goes away ends, with no SIGPIPE")
+    func writerWithoutReader() async throws {
+        let readEnd = try PipeFeeder.readEnd(streaming: randomBytes(1 << 20))
+        // Blocked on a full pipe that nobody reads.
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(Self.writerThreads() >= 1)
+        close(readEnd)
+        #expect(await eventually { Self.writerThreads() == 0 })
+    }
+
     @Test("large text reads back as a string, by exact type and by conformance")
     func largeText() async throws {
         let world = try await World(limits: Self.limits)

@@ -41,8 +41,8 @@ enum PayloadTransfer {
         return try await proxy.writeItemsFd(name, fdItems, options: options)
     }
 
-    /// A descriptor positioned at the start of `content`: the file itself, or a memfd holding
-    /// the bytes.
+    /// A descriptor positioned at the start of `content`: the file itself, or a pipe the bytes
+    /// are streamed into (see ``PipeFeeder``).
     private static func descriptor(for content: TransferContent) throws -> Int32 {
         switch content {
         case .file(let url):
@@ -50,21 +50,7 @@ enum PayloadTransfer {
             guard fd >= 0 else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]) }
             return fd
         case .data(let data):
-            let memory = try UnixFileDescriptor.memoryFile(name: "pasteboard")
-            let fd = fcntl(memory.rawValue, F_DUPFD_CLOEXEC, 0)
-            guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-            let ok = data.withUnsafeBytes { buffer -> Bool in
-                var offset = 0
-                while offset < buffer.count {
-                    let count = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if count < 0 { if errno == EINTR { continue }; return false }
-                    offset += count
-                }
-                return true
-            }
-            guard ok else { close(fd); throw POSIXError(.EIO) }
-            lseek(fd, 0, SEEK_SET)
-            return fd
+            return try PipeFeeder.readEnd(streaming: data)
         }
     }
 

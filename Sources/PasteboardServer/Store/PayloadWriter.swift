@@ -23,7 +23,7 @@ struct PayloadWriter: Sendable {
     /// A payload for bytes already in memory.
     func payload(for bytes: [UInt8]) throws(PasteboardError) -> Payload {
         guard bytes.count > Payload.inlineThreshold else { return .inline(bytes) }
-        let file = try createFile()
+        let file = try createFile(sizeHint: UInt64(bytes.count))
         do {
             try Self.writeAll(file.fd, bytes[...])
         } catch {
@@ -33,15 +33,16 @@ struct PayloadWriter: Sendable {
         return .file(try file.finish(size: UInt64(bytes.count)))
     }
 
-    /// A new empty file for one payload, open for writing; for data of a known large size
-    /// (`sizeHint`), the spare file if there is one, to be overwritten.
-    func createFile(sizeHint: UInt64? = nil) throws(PasteboardError) -> BlobFile {
+    /// A new empty file for one payload, open for writing; for data that is large or may be
+    /// (`sizeHint` at least ``SpareBlobFile/minimumSize``, or nil for a stream of unknown
+    /// length), the spare file if there is one, to be overwritten.
+    func createFile(sizeHint: UInt64?) throws(PasteboardError) -> BlobFile {
         if volatile {
             let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC)
             guard fd >= 0 else { throw .quotaExceeded("the server is out of memory for this data (\(String(cString: strerror(errno))))") }
             return BlobFile(fd: fd, id: nil, directory: blobDirectory)
         }
-        if let sizeHint, sizeHint >= SpareBlobFile.minimumSize, let reused = spare?.take() {
+        if sizeHint ?? .max >= SpareBlobFile.minimumSize, let reused = spare?.take() {
             return BlobFile(fd: reused.fd, id: nil, directory: blobDirectory, reusing: reused.path, spare: spare)
         }
         // An unnamed file in the blob directory: it gets its name only once complete, so a

@@ -42,6 +42,8 @@ struct DescriptorReader {
         }
 
         source.enlargePipeBuffer()
+        // A pipe's length is unknown (nil): past the inline threshold it may well be large, so
+        // it overwrites the spare file too, if there is one.
         var file = try payloads.createFile(sizeHint: source.remaining)
         var finished = false
         defer { if !finished { file.discard() } }

@@ -1,0 +1,156 @@
+import DBus
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: 4 and 5. Large contents and the server's memory
+
+extension Measurements {
+    /// What the client hands `WriteItemsFd`.
+    enum LargeSource: String {
+        /// A memfd the client fills before the call, as an app holding its data would.
+        case memfd
+        /// A pipe the client writes into while the server reads it, as `cat file | pbctl copy`.
+        case pipe
+    }
+
+    /// `size` bytes through `WriteItemsFd` and `ReadFd` read to the end, against a socketpair
+    /// copy of the same size; and, for a memfd, the server's resident memory holding and serving it.
+    func largeTransfer(size: Int, times: Int, through source: LargeSource) async throws -> [Figure] {
+        let client = try fixture.connect()
+        defer { client.close() }
+        guard client.canPassFileDescriptors else { throw BenchError("the bus does not pass file descriptors") }
+        let chunk = [UInt8]((0..<(64 * Self.mebibyte)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        let label = size >= 1 << 30 ? "\(size >> 30) GiB" : "\(size >> 20) MiB"
+        let mebibytes = Double(size) / Double(Self.mebibyte)
+        var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
+        // One warm-up round each, not counted: the first copies of a run fault in fresh memory.
+        for index in 0..<(times + 1) {
+            let floorTime = try Self.socketpairCopy(chunk, size: size)
+            var memory = (holding: 0, serving: 0)
+            let transfer = try await timed {
+                memory = try await fdRoundTrip(client, chunk, size: size, through: source)
+            }
+            guard index > 0 else { continue }
+            floor.add(mebibytes / (floorTime / 1_000_000))
+            server.add(mebibytes / (transfer.micros / 1_000_000))
+            holding.add(Double(memory.holding) / Double(Self.mebibyte))
+            serving.add(Double(memory.serving) / Double(Self.mebibyte))
+        }
+        _ = try await Self.server(client, "ClearContents", [.string("bench-large")])
+        let throughput = Figure(
+            "\(label) WriteItemsFd (\(source.rawValue)) + ReadFd", unit: "MiB/s", median: server.median, p99: server.percentile(0.01),
+            count: server.count, floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .ratioAtLeast(0.25))
+        guard source == .memfd else { return [throughput] }
+        return [
+            throughput,
+            Figure("server RSS holding \(label)", unit: "MiB", holding, floor: nil, floorName: nil, goal: .below(64)),
+            Figure("server RSS serving \(label)", unit: "MiB", serving, floor: nil, floorName: nil, goal: .below(64)),
+        ]
+    }
+
+    /// Writes `size` bytes (repeating `chunk`) through a memfd or a pipe, reads them back
+    /// through `ReadFd`, and returns the server's resident bytes after the write and halfway
+    /// through the read.
+    private func fdRoundTrip(_ client: Connection, _ chunk: [UInt8], size: Int, through source: LargeSource) async throws -> (holding: Int, serving: Int) {
+        let name = "bench-large"
+        let descriptor: UnixFileDescriptor
+        var writing: DispatchSemaphore? = nil
+        switch source {
+        case .memfd:
+            descriptor = try UnixFileDescriptor.memoryFile(name: "pasteboard-bench")
+            try Self.writeRepeating(chunk, size: size, to: descriptor.rawValue)
+            lseek(descriptor.rawValue, 0, SEEK_SET)
+        case .pipe:
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+            ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+            descriptor = UnixFileDescriptor(owning: ends[0])
+            writing = Self.writeInBackground(chunk, size: size, to: ends[1])
+        }
+        let item = DBusValue.dictionary(key: "s", value: "h", [(.string(Self.type), .unixFD(descriptor))])
+        _ = try await Self.server(client, "WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), Self.noOptions])
+        writing?.wait()
+        let holding = try fixture.serverResidentBytes()
+        let reply = try await Self.server(client, "ReadFd", [.string(name), .uint32(0), .string(Self.type), .uint64(0)])
+        guard let readable = reply.dropFirst().first?.fileDescriptorValue else { throw BenchError("ReadFd returned no descriptor") }
+        var serving = 0
+        let total = try Self.readToEnd(readable.rawValue) { sofar in
+            if serving == 0, sofar >= size / 2 { serving = (try? fixture.serverResidentBytes()) ?? 0 }
+        }
+        guard total == size else { throw BenchError("ReadFd gave \(total) bytes, not \(size)") }
+        return (holding, serving)
+    }
+
+    /// Writes `size` bytes (repeating `chunk`) to `fd` on a thread of its own, then closes `fd`;
+    /// the semaphore is signalled when it is done.
+    private static func writeInBackground(_ chunk: [UInt8], size: Int, to fd: Int32) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            try? writeRepeating(chunk, size: size, to: fd)
+            close(fd)
+            done.signal()
+        }.start()
+        return done
+    }
+
+    /// Microseconds to copy `size` bytes from one thread to another through a unix socketpair.
+    private static func socketpairCopy(_ chunk: [UInt8], size: Int) throws -> Double {
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw BenchError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        let reader = fds[0]
+        defer { close(reader) }
+        let start = monotonicNanoseconds()
+        let writing = writeInBackground(chunk, size: size, to: fds[1])
+        let total = try readToEnd(reader) { _ in }
+        writing.wait()
+        guard total == size else { throw BenchError("the socketpair carried \(total) bytes, not \(size)") }
+        return Double(monotonicNanoseconds() - start) / 1_000
+    }
+
+    /// Writes `size` bytes to `fd`, `chunk` after `chunk`.
+    private static func writeRepeating(_ chunk: [UInt8], size: Int, to fd: Int32) throws {
+        var written = 0
+        while written < size {
+            let count = min(chunk.count, size - written)
+            try writeAll(fd, chunk, count: count)
+            written += count
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], count: Int) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < count {
+                let written = write(fd, buffer.baseAddress! + offset, count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw BenchError("write: \(String(cString: strerror(errno)))")
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Reads `fd` to its end in 1 MiB reads; `progress` sees the running total.
+    private static func readToEnd(_ fd: Int32, progress: (Int) -> Void) throws -> Int {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: mebibyte, alignment: 16)
+        defer { buffer.deallocate() }
+        var total = 0
+        while true {
+            let count = read(fd, buffer, mebibyte)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw BenchError("read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return total }
+            total += count
+            progress(total)
+        }
+    }
+}
