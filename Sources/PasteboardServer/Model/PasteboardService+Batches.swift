@@ -127,5 +127,26 @@ extension PasteboardService {
         Self.retirement.async { withExtendedLifetime(replaced) {} }
     }
 
-    static let retirement = DispatchQueue(label: "org.pasteboardd.retired", qos: .utility)
+    static let retirement: DispatchQueue = {
+        let queue = DispatchQueue(label: "org.pasteboardd.retired", qos: .utility)
+        queue.setSpecific(key: onRetirement, value: true)
+        return queue
+    }()
+    private static let onRetirement = DispatchSpecificKey<Bool>()
+
+    /// Runs `body` on the retirement queue: at once when already there (a blob let go of by
+    /// retired contents), else after what is queued, so that ``drainRetirement()`` covers it.
+    static func whenRetiring(_ body: @escaping @Sendable () -> Void) {
+        if DispatchQueue.getSpecific(key: onRetirement) == true {
+            body()
+        } else {
+            retirement.async(execute: body)
+        }
+    }
+
+    /// Waits until everything let go of so far has been dealt with (at shutdown, before the
+    /// spare file is deleted).
+    static func drainRetirement() {
+        retirement.sync {}
+    }
 }

@@ -132,6 +132,7 @@ final class PasteboardService: @unchecked Sendable {
         await withCheckedContinuation { done in
             queue.async { [self] in
                 saveLoggedAside()
+                Self.drainRetirement()
                 store.spare.discard()
                 store.checkpointer.finish()
                 done.resume()

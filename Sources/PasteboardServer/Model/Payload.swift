@@ -86,14 +86,19 @@ final class Blob: Sendable {
         isKept.store(true, ordering: .relaxed)
     }
 
+    /// The file goes (to the spare or away) on the retirement queue: the last reference may drop
+    /// on any thread, the bus thread included, which must not wait on the file system.
     deinit {
         if memoryFD >= 0 {
             close(memoryFD)
         } else if !isKept.load(ordering: .relaxed) {
-            if let spare {
-                spare.offer(path, size: size)
-            } else {
-                unlink(path)
+            let (path, size, spare) = (path, size, spare)
+            PasteboardService.whenRetiring {
+                if let spare {
+                    spare.offer(path, size: size)
+                } else {
+                    unlink(path)
+                }
             }
         }
     }
