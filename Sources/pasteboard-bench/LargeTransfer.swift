@@ -11,7 +11,8 @@ import Glibc
 extension Measurements {
     /// What the client hands `WriteItemsFd`.
     enum LargeSource: String {
-        /// A memfd the client fills before the call, as an app holding its data would.
+        /// A memfd the client fills before the call (inside the timed region), as a client that
+        /// hands over its data in a memfd would.
         case memfd
         /// A pipe the client writes into while the server reads it, as `cat file | pbctl copy`.
         case pipe

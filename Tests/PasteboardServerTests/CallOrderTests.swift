@@ -5,41 +5,53 @@ import TestSupport
 
 /// Reads may skip the server's queue, but never a client's own earlier calls: a read sent right
 /// behind a write, without waiting for its reply, sees that write.
+///
+/// Each write is made small (answered on the bus thread, from the commit log) and large (too
+/// large for the commit log: it takes the service queue, and the read behind it must wait).
 struct CallOrderTests {
     static let type = "text/plain;charset=utf-8"
 
-    static func write(_ text: String, to name: String) throws -> Message {
+    /// `text`, followed by enough bytes to keep the write off the commit log when `large`.
+    static func payload(_ text: String, large: Bool) -> [UInt8] {
+        Array(text.utf8) + (large ? FailedCommitTests.beyondCommitLog : [])
+    }
+
+    static func write(_ bytes: [UInt8], to name: String) throws -> Message {
         try Message.methodCall(
             destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WriteItems",
-            arguments: [.string(name), Harness.inlineItems([[(type, Array(text.utf8))]]), Harness.options([])])
+            arguments: [.string(name), Harness.inlineItems([[(type, bytes)]]), Harness.options([])])
     }
 
     @Test func aReadSentBehindAnUnansweredWriteSeesIt() async throws {
         let h = try await Harness()
         for round in 1...100 {
+            let bytes = Self.payload("round \(round)", large: round.isMultiple(of: 2))
             // Sent without waiting: the write's reply is not awaited before the read goes out.
-            h.client.send([try Self.write("round \(round)", to: "general")])
+            h.client.send([try Self.write(bytes, to: "general")])
             let read = try await h.call("ReadData", [.string("general"), .uint32(0), .string(Self.type), .uint64(0)])
             #expect(read.first?.uint64Value == UInt64(round))
-            #expect(read.last?.bytesValue == Array("round \(round)".utf8), "round \(round)")
+            #expect(read.last?.bytesValue == bytes, "round \(round)")
         }
     }
 
     @Test func everyReadingMethodSeesTheUnansweredWriteBeforeIt() async throws {
         let h = try await Harness()
-        let reads: [(String, [DBusValue], ([DBusValue]) -> Bool)] = [
-            ("ChangeCount", [.string("fresh")], { $0.first?.uint64Value == 1 }),
-            ("Types", [.string("fresh")], { $0.last?.stringArrayValue == [Self.type] }),
-            ("CanRead", [.string("fresh"), .strings(["text/plain"])], { $0.first?.boolValue == true }),
-            ("AvailableType", [.string("fresh"), .strings(["text/plain"])], { $0.first?.stringValue == "text/plain" }),
-            ("ListPasteboards", [], { $0.first?.stringArrayValue?.contains("fresh") == true }),
-            ("History", [.string("fresh"), .uint32(0)], { $0.first?.arrayValue?.count == 1 }),
+        // Each read asks about a name never written before the write just sent.
+        let reads: [(String, (String) -> [DBusValue], (String, [DBusValue]) -> Bool)] = [
+            ("ChangeCount", { [.string($0)] }, { $1.first?.uint64Value == 1 }),
+            ("Types", { [.string($0)] }, { $1.last?.stringArrayValue == [Self.type] }),
+            ("CanRead", { [.string($0), .strings(["text/plain"])] }, { $1.first?.boolValue == true }),
+            ("AvailableType", { [.string($0), .strings(["text/plain"])] }, { $1.first?.stringValue == "text/plain" }),
+            ("ListPasteboards", { _ in [] }, { name, reply in reply.first?.stringArrayValue?.contains(name) == true }),
+            ("History", { [.string($0), .uint32(0)] }, { $1.first?.arrayValue?.count == 1 }),
         ]
         for (method, arguments, seesWrite) in reads {
-            _ = try await h.call("Remove", [.string("fresh")])
-            h.client.send([try Self.write("new", to: "fresh")])
-            let reply = try await h.call(method, arguments)
-            #expect(seesWrite(reply), "\(method) answered \(reply)")
+            for large in [false, true] {
+                let name = "fresh-\(method)-\(large ? "large" : "small")"
+                h.client.send([try Self.write(Self.payload("new", large: large), to: name)])
+                let reply = try await h.call(method, arguments(name))
+                #expect(seesWrite(name, reply), "\(method) answered \(reply) after a \(large ? "large" : "small") write")
+            }
         }
     }
 
