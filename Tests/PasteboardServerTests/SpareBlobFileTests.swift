@@ -15,7 +15,7 @@ struct SpareBlobFileTests {
     }
 
     private static func spares(_ h: Harness) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: h.server.stateDirectory + "/blobs").filter { $0.hasPrefix("spare-") }
+        try FileManager.default.contentsOfDirectory(atPath: blobs(h)).filter { $0.hasPrefix("spare-") }
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -26,14 +26,20 @@ struct SpareBlobFileTests {
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(second))]], to: "big") == 2)
         // The first file is the spare now; the third write overwrites it and cuts it to size.
         #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        let spareInode = try Self.inode(Self.blobs(h) + "/" + (try #require(try Self.spares(h).first)))
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(third))]], to: "big") == 3)
         #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))
+        #expect(try Self.blobNames(withInode: spareInode, h) == 1, "the spare was not overwritten")
 
         // Named and committed like any other: a restart reads it back, and no spare is left.
         #expect(h.server.terminate() == 0)
         #expect(try Self.spares(h).isEmpty)
         try await h.server.restart()
         #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))
+    }
+
+    private static func blobs(_ h: Harness) -> String {
+        h.server.stateDirectory + "/blobs"
     }
 
     /// The inode number of the file at `path`.
@@ -43,15 +49,23 @@ struct SpareBlobFileTests {
         return UInt(info.st_ino)
     }
 
+    /// How many blob files (not spares) are the file `inode`: 1 when a spare was overwritten and
+    /// became a blob.
+    private static func blobNames(withInode inode: UInt, _ h: Harness) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: blobs(h))
+            .filter { !$0.hasPrefix("spare-") }
+            .filter { try Self.inode(blobs(h) + "/" + $0) == inode }
+            .count
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aPipeOfUnknownLengthOverwritesTheSpareToo() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
-        let blobs = h.server.stateDirectory + "/blobs"
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 8)))]], to: "big") == 1)
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 9)))]], to: "big") == 2)
         #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
         let spare = try #require(try Self.spares(h).first)
-        let spareInode = try Self.inode(blobs + "/" + spare)
+        let spareInode = try Self.inode(Self.blobs(h) + "/" + spare)
 
         // 3 MiB and 5 bytes through a pipe: its length is known only at its end.
         let piped = Self.bytes(3 << 20, seed: 10) + [1, 2, 3, 4, 5]
@@ -62,8 +76,7 @@ struct SpareBlobFileTests {
         #expect(await feeder.wait())
         #expect(try await h.readFdBytes(Self.type, in: "big") == (3, piped))
         // The spare's file now holds the piped data, under a blob's name.
-        let reused = try FileManager.default.contentsOfDirectory(atPath: blobs).filter { try Self.inode(blobs + "/" + $0) == spareInode }
-        #expect(reused.count == 1 && reused.first.map { !$0.hasPrefix("spare-") } == true, "\(reused)")
+        #expect(try Self.blobNames(withInode: spareInode, h) == 1, "the spare was not overwritten")
     }
 
     @Test(.timeLimit(.minutes(1)))
