@@ -75,8 +75,8 @@ extension PasteboardObject {
         let endsAreFinal: Bool
     }
 
-    /// Commits a `WriteItemsFd` on the service queue and answers it. (What it replaces is let
-    /// go off the queue: see ``PasteboardService/retire(_:)``.)
+    /// Commits a `WriteItemsFd` on the service queue and answers it. (The files of what it
+    /// replaces are let go of off the queue: see ``PasteboardService/retirement``.)
     private func commit(_ write: DescriptorWrite, for call: MethodCall, writerLeft: Bool, pid: UInt32?) {
         service.perform { [self] in
             // Nobody is left to answer, and the data may be cut short: store nothing.

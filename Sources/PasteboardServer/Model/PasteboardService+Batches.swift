@@ -25,7 +25,6 @@ extension PasteboardService {
             return saveFailed(error, names: batch.staged.keys)
         }
         publish(batch)
-        retire(Array(batch.before.values))
         return nil
     }
 
@@ -88,17 +87,14 @@ extension PasteboardService {
             return
         }
         turn.withLock { _ in store.startLogOverIfApplied() }
-        retire(replaced)
+        // `replaced` goes here: the database no longer refers to what it held.
     }
 
     /// Saves `changes`, after those the commit log holds, in one transaction; then lets go of
     /// what the logged ones replaced.
     func save(_ changes: [Store.Change]) throws {
         try store.save(changes)
-        if !loggedReplaced.isEmpty {
-            retire(loggedReplaced)
-            loggedReplaced = []
-        }
+        loggedReplaced = []
     }
 
     private func publish(_ batch: ChangeBatch) {
@@ -114,19 +110,11 @@ extension PasteboardService {
         }
     }
 
-    /// Lets go of contents a change replaced on a background queue. When they held the last
-    /// reference to a blob file, that is where the file is deleted: a large one takes tens of
-    /// milliseconds (a gigabyte, 60–90 ms), which should delay neither the reply nor the calls
-    /// queued behind it. Should the server die first, the file is an orphan, deleted at the
-    /// next start.
-    func retire(_ replaced: [PasteboardEntry]) {
-        func holdsFiles(_ items: [Item]) -> Bool {
-            items.contains { $0.representations.contains { if case .file = $0.payload { true } else { false } } }
-        }
-        guard replaced.contains(where: { holdsFiles($0.items) || $0.history.contains { holdsFiles($0.items) } }) else { return }
-        Self.retirement.async { withExtendedLifetime(replaced) {} }
-    }
-
+    /// Where blob files let go of are renamed to the spare or deleted, and memory blobs freed
+    /// (see ``Blob``): whichever thread drops the last reference, that work is never done
+    /// there. A large file takes tens of milliseconds to delete (a gigabyte, 60–90 ms), which
+    /// should delay neither a reply nor the calls behind it. Should the server die first, the
+    /// file is an orphan, deleted at the next start.
     static let retirement: DispatchQueue = {
         let queue = DispatchQueue(label: "org.pasteboardd.retired", qos: .utility)
         queue.setSpecific(key: onRetirement, value: true)

@@ -360,7 +360,6 @@ final class PasteboardService: @unchecked Sendable {
                 throw saveFailed(error, names: [name])
             }
             entries.withLock { $0[name] = entry }
-            retire([old])
         }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         scheduleExpiry(name, at: entry.expiresAt)

@@ -86,11 +86,13 @@ final class Blob: Sendable {
         isKept.store(true, ordering: .relaxed)
     }
 
-    /// The file goes (to the spare or away) on the retirement queue: the last reference may drop
-    /// on any thread, the bus thread included, which must not wait on the file system.
+    /// The file goes (to the spare or away), or the memfd is closed (its memory freed), on the
+    /// retirement queue: the last reference may drop on any thread, the bus thread included,
+    /// which must not wait on the file system or on freeing a gigabyte.
     deinit {
         if memoryFD >= 0 {
-            close(memoryFD)
+            let memoryFD = memoryFD
+            PasteboardService.whenRetiring { close(memoryFD) }
         } else if !isKept.load(ordering: .relaxed) {
             let (path, size, spare) = (path, size, spare)
             PasteboardService.whenRetiring {
