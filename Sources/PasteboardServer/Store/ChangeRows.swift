@@ -83,6 +83,23 @@ extension ChangeRows {
         static let owner: UInt8 = 16
     }
 
+    /// How many bytes ``encode(into:)`` appends, without encoding: what a record must have room
+    /// for, known before any byte is copied.
+    var encodedSize: Int {
+        var size = 8 + name.utf8.count + 8 + 8 + 1
+        if expiresAt != nil { size += 8 }
+        if ownerPID != nil { size += 8 }
+        size += 8 + 8 * pruned.count + 8
+        for representation in representations {
+            size += 8 + 8 + 8 + representation.type.utf8.count + 8 + 1
+            switch representation.data {
+            case .inline(let data): size += 8 + data.count
+            case .blob(let id): size += 8 + id.utf8.count
+            }
+        }
+        return size
+    }
+
     func encode(into bytes: inout ByteWriter) {
         bytes.string(name)
         bytes.uint64(count)

@@ -6,16 +6,22 @@ extension Store {
     /// Records `changes` in the ``CommitLog`` instead of committing them: they are as durable
     /// as committed, and reach the database with the next ``save(_:)``. False when the log
     /// cannot take them (no log, or no room): nothing is recorded then.
+    ///
+    /// The room is checked before anything is encoded: a change's rows are its whole contents
+    /// (an append's included), which may be far larger than what the call brought.
     func record(_ changes: [Change]) -> Bool {
         guard let log else { return false }
-        var bytes = ByteWriter()
-        bytes.uint64(UInt64(changes.count))
         var rows: [ChangeRows] = []
         for change in changes {
             guard let changeRows = ChangeRows(change) else { return false }
-            changeRows.encode(into: &bytes)
             rows.append(changeRows)
         }
+        let size = rows.reduce(8) { $0 + $1.encodedSize }
+        guard log.hasRoom(for: size) else { return false }
+        var bytes = ByteWriter(reservingCapacity: size)
+        bytes.uint64(UInt64(rows.count))
+        rows.forEach { $0.encode(into: &bytes) }
+        assert(bytes.bytes.count == size, "ChangeRows.encodedSize disagrees with encode(into:)")
         guard log.append(bytes.bytes) else { return false }
         logged += rows
         return true
