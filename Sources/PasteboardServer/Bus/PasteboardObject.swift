@@ -82,8 +82,9 @@ final class PasteboardObject: DBusObject {
         }
     }
 
-    /// Answers a small write (or a clear) on the bus thread, when the service queue is idle: the change is
-    /// recorded in the commit log (a copy into memory the kernel writes back; no disk wait),
+    /// Answers a small write (or a clear) on the bus thread, when the service queue is idle: the
+    /// change is recorded in the commit log (a copy into memory the kernel writes back; no
+    /// system call, and no wait for the disk but a page's write fault: see ``CommitLog``),
     /// published, and answered, with no thread hop and no SQLite transaction in its way. False
     /// when the queue is busy or the log full: nothing happened, and the call takes the queue.
     private func writeAtOnce(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) -> Bool {

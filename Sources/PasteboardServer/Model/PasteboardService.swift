@@ -34,7 +34,8 @@ final class PasteboardService: @unchecked Sendable {
     /// name as soon as it can.
     private var types: MIMEDatabase { MIMEDatabase.shared }
     let logger: Logger
-    /// The committed contents of every name ever written; read from any thread, changed on `queue`.
+    /// The committed contents of every name ever written; read from any thread, changed by
+    /// whoever holds the turn (the queue, or the bus thread for a write it answers).
     let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
     /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
     var onChange: (@Sendable (Change) -> Void)?
@@ -224,7 +225,7 @@ final class PasteboardService: @unchecked Sendable {
         }
     }
 
-    // MARK: Changing (on `queue`)
+    // MARK: Changing (holding the turn: on `queue`, or on the bus thread in ``PasteboardObject``'s writeAtOnce)
 
     func clear(_ name: PasteboardName) throws(PasteboardError) -> Change {
         try write(name, items: [], options: WriteOptions())

@@ -16,7 +16,10 @@ import Glibc
 ///
 /// The file's blocks are reserved when it is created, so a store into the mapping can never
 /// meet a full disk (which would kill the process with SIGBUS), and its pages are read in at
-/// start, so a store never waits for a page to be read.
+/// start, so a store never waits for a page to be read. A store is not free of the file
+/// system altogether: the first store to a page after start or after the kernel wrote it back
+/// takes a write fault (`page_mkwrite`), which on ext4 may briefly wait for the journal or
+/// for the page's writeback to finish. That is a short wait, but not none.
 ///
 /// Layout: a header (magic, generation), then records, each `[length, generation, checksum,
 /// payload]`, padded to 8 bytes. Records of the current generation, from the first on, are the
