@@ -19,7 +19,7 @@ struct Answer: Sendable {
 
     /// Sends the error reply of the contract for `error`.
     func fail(_ error: PasteboardError) {
-        send(.failure(DBusError(name: error.code.dbusErrorName, message: error.message)))
+        send(.failure(DBusError(error)))
     }
 
     private func send(_ answer: Outbox.Held) {
@@ -77,7 +77,7 @@ final class Outbox: Sendable {
     /// every answer, errors included (they may speak of changes that were undone), becomes
     /// that failure, and no signal goes out.
     func release(failure: PasteboardError?) {
-        let error = failure.map { DBusError(name: $0.code.dbusErrorName, message: $0.message) }
+        let error = failure.map(DBusError.init)
         let held = state.withLock { state in
             state.outcome = .released(failure: error)
             defer { state.held = [] }

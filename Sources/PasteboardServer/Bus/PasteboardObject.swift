@@ -252,7 +252,7 @@ final class PasteboardObject: DBusObject {
     }
 
     func fail(_ call: MethodCall, _ error: PasteboardError) {
-        call.fail(DBusError(name: error.code.dbusErrorName, message: error.message))
+        call.fail(DBusError(error))
     }
 
     // MARK: Properties
