@@ -37,49 +37,47 @@ extension PasteboardObject {
     /// One batch per turn on the queue: calls that arrived meanwhile are drained in a turn of
     /// their own, queued behind whatever else waits there (an expiry, a finished transfer).
     private func drain() {
-        do {
-            let jobs = intake.withLock { intake in
-                defer { intake.jobs = [] }
-                if intake.jobs.isEmpty { intake.draining = false }
-                return intake.jobs
-            }
-            if jobs.isEmpty { return }
-            defer {
-                // More arrived meanwhile: their own turn, behind what else waits on the queue.
-                let more = intake.withLock { intake in
-                    if intake.jobs.isEmpty { intake.draining = false }
-                    return !intake.jobs.isEmpty
-                }
-                if more { service.perform { [self] in drain() } }
-            }
-            var outbox = Outbox()
-            service.beginBatch()
-            for job in jobs {
-                var callerPID: UInt32? = nil
-                if needsCallerPID(job.method, job.arguments) {
-                    outbox.release(failure: service.commitBatch())
-                    callerPID = lookUpProcess(of: job.call.sender)
-                    outbox = Outbox()
-                    service.beginBatch()
-                }
-                do throws(PasteboardError) {
-                    try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
-                } catch {
-                    Answer(call: job.call, outbox: outbox).fail(error)
-                }
-            }
-            let failure = service.commitBatch()
-            // These senders' reads may skip the queue again once their changes are committed
-            // (or refused), and before the answers go out: a client that has its reply sends
-            // its next call at once, and that call should not find itself still queued.
-            queued.withLock { queued in
-                for job in jobs {
-                    let left = (queued[job.call.sender] ?? 1) - 1
-                    queued[job.call.sender] = left > 0 ? left : nil
-                }
-            }
-            outbox.release(failure: failure)
+        let jobs = intake.withLock { intake in
+            defer { intake.jobs = [] }
+            if intake.jobs.isEmpty { intake.draining = false }
+            return intake.jobs
         }
+        if jobs.isEmpty { return }
+        defer {
+            // More arrived meanwhile: their own turn, behind what else waits on the queue.
+            let more = intake.withLock { intake in
+                if intake.jobs.isEmpty { intake.draining = false }
+                return !intake.jobs.isEmpty
+            }
+            if more { service.perform { [self] in drain() } }
+        }
+        var outbox = Outbox()
+        service.beginBatch()
+        for job in jobs {
+            var callerPID: UInt32? = nil
+            if needsCallerPID(job.method, job.arguments) {
+                outbox.release(failure: service.commitBatch())
+                callerPID = lookUpProcess(of: job.call.sender)
+                outbox = Outbox()
+                service.beginBatch()
+            }
+            do throws(PasteboardError) {
+                try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
+            } catch {
+                Answer(call: job.call, outbox: outbox).fail(error)
+            }
+        }
+        let failure = service.commitBatch()
+        // These senders' reads may skip the queue again once their changes are committed
+        // (or refused), and before the answers go out: a client that has its reply sends
+        // its next call at once, and that call should not find itself still queued.
+        queued.withLock { queued in
+            for job in jobs {
+                let left = (queued[job.call.sender] ?? 1) - 1
+                queued[job.call.sender] = left > 0 ? left : nil
+            }
+        }
+        outbox.release(failure: failure)
     }
 
     /// The process of `sender`, waited for on the service queue (0 when the bus cannot say:

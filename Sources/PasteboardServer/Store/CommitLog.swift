@@ -29,22 +29,21 @@ import Glibc
 /// Not thread-safe: the holder of the service's turn is its only user.
 final class CommitLog {
     static let fileName = "commits.log"
-    static let defaultCapacity = 1 << 20
+    /// Bytes of records the log holds.
+    static let capacity = 1 << 20
     private static let magic: UInt64 = 0x3167_6F6C_6264_7000  // "pbdlog1"
     private static let headerSize = 64
     private static let recordHeaderSize = 24
 
-    let path: String
     private let base: UnsafeMutableRawPointer
     private let size: Int
     private var generation: UInt64
     /// Where the next record goes.
     private var end: Int
 
-    /// Opens (creating if need be) the log at `path`, sized for `capacity` bytes of records.
-    init(path: String, capacity: Int = defaultCapacity) throws {
-        self.path = path
-        size = Self.headerSize + capacity
+    /// Opens (creating if need be) the log at `path`, sized for ``capacity`` bytes of records.
+    init(path: String) throws {
+        size = Self.headerSize + Self.capacity
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PasteboardStoreError("cannot open the commit log \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -74,9 +73,6 @@ final class CommitLog {
     func hasRoom(for length: Int) -> Bool {
         end + Self.recordHeaderSize + Self.padded(length) <= size
     }
-
-    /// Whether no record has been added since the last reset (or the start).
-    var isEmpty: Bool { end == Self.headerSize }
 
     /// Adds a record; false when there is no room (nothing is written then). An empty record
     /// would read as the end of the log: it is refused too.
