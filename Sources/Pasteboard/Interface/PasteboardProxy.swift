@@ -145,11 +145,9 @@ public final class PasteboardProxy: Sendable {
     /// The data as a descriptor the caller owns and must close.
     public func readFd(_ name: String, item: UInt32, type: String, expect: UInt64 = 0) async throws -> (count: UInt64, fd: Int32) {
         let reply = try await call("ReadFd", [.string(name), .uint32(item), .string(type), .uint64(expect)])
-        guard reply.count == 2, let descriptor = reply[1].fileDescriptorValue else {
+        guard let fd = try PasteboardInterface.receivedDescriptor(reply) else {
             throw PasteboardConnectionError(address: address, reason: "the server sent no descriptor", dbusErrorName: "org.freedesktop.DBus.Error.InvalidSignature")
         }
-        let fd = fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0)
-        guard fd >= 0 else { throw PasteboardError.invalidArgument("out of file descriptors: \(String(cString: strerror(errno)))") }
         return (reply[0].uint64Value ?? 0, fd)
     }
 
@@ -178,10 +176,7 @@ public final class PasteboardProxy: Sendable {
     /// `history-depth`).
     public func history(_ name: String, limit: UInt32 = 0) async throws -> [HistoryEntry] {
         let reply = try await call("History", [.string(name), .uint32(limit)])
-        return (reply.first?.arrayValue ?? []).compactMap { entry in
-            guard let fields = entry.structureFields, fields.count == 3 else { return nil }
-            return HistoryEntry(count: fields[0].uint64Value ?? 0, time: fields[1].int64Value ?? 0, types: fields[2].stringArrayValue ?? [])
-        }
+        return PasteboardInterface.historyEntries(reply).map { HistoryEntry(count: $0.count, time: $0.time, types: $0.types) }
     }
 
     /// `Restore`: makes the generation `count` current again, as a new change; returns the
@@ -233,9 +228,8 @@ public final class PasteboardProxy: Sendable {
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals {
-                    let arguments = signal.arguments()
-                    guard arguments.count == 3, let name = arguments[0].stringValue, let count = arguments[1].uint64Value else { continue }
-                    continuation.yield(Change(name: name, count: count, types: arguments[2].stringArrayValue ?? []))
+                    guard let changed = PasteboardInterface.changed(signal) else { continue }
+                    continuation.yield(Change(name: changed.name, count: changed.count, types: changed.types))
                 }
                 continuation.finish()
             }
@@ -302,8 +296,7 @@ public final class PasteboardProxy: Sendable {
         if error.name == DBusError.cancelledName {
             return CancellationError()
         }
-        let reason = PasteboardInterface.meansNoServer(error) ? "pasteboardd is not running there; start it with `pasteboardd &`" : error.message
-        return PasteboardConnectionError(address: address, reason: reason, dbusErrorName: error.name)
+        return PasteboardConnectionError(address: address, reason: PasteboardInterface.unansweredReason(error), dbusErrorName: error.name)
     }
 }
 

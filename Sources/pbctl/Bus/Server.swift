@@ -90,11 +90,9 @@ final class Server: Sendable {
     /// The data of exactly `type` as a descriptor the caller owns and must close.
     func readFd(_ name: String, item: UInt32, type: String, expect: UInt64) async throws -> Int32 {
         let reply = try await call("ReadFd", [.string(name), .uint32(item), .string(type), .uint64(expect)])
-        guard reply.count == 2, let descriptor = reply[1].fileDescriptorValue else {
+        guard let fd = try PasteboardInterface.receivedDescriptor(reply) else {
             throw Unreachable(address: address, reason: "the server sent no descriptor")
         }
-        let fd = fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0)
-        guard fd >= 0 else { throw PasteboardError.invalidArgument("out of file descriptors: \(String(cString: strerror(errno)))") }
         return fd
     }
 
@@ -108,10 +106,7 @@ final class Server: Sendable {
 
     func history(_ name: String, limit: UInt32) async throws -> [HistoryEntry] {
         let reply = try await call("History", [.string(name), .uint32(limit)])
-        return (reply.first?.arrayValue ?? []).compactMap { entry in
-            guard let fields = entry.structureFields, fields.count == 3 else { return nil }
-            return HistoryEntry(count: fields[0].uint64Value ?? 0, time: fields[1].int64Value ?? 0, types: fields[2].stringArrayValue ?? [])
-        }
+        return PasteboardInterface.historyEntries(reply).map { HistoryEntry(count: $0.count, time: $0.time, types: $0.types) }
     }
 
     /// Makes the generation `count` current again; returns the new change count.
@@ -140,9 +135,7 @@ final class Server: Sendable {
             throw translate(error)
         }
         return signals.compactMap { @Sendable signal -> Change? in
-            let arguments = signal.arguments()
-            guard arguments.count == 3, let name = arguments[0].stringValue, let count = arguments[1].uint64Value else { return nil }
-            return Change(name: name, count: count, types: arguments[2].stringArrayValue ?? [])
+            PasteboardInterface.changed(signal).map { Change(name: $0.name, count: $0.count, types: $0.types) }
         }
     }
 
@@ -162,7 +155,7 @@ final class Server: Sendable {
         if let contract = PasteboardInterface.contractError(error) {
             return contract
         }
-        return Unreachable(address: address, reason: PasteboardInterface.meansNoServer(error) ? "pasteboardd is not running there; start it with `pasteboardd &`" : error.message)
+        return Unreachable(address: address, reason: PasteboardInterface.unansweredReason(error))
     }
 }
 
