@@ -94,6 +94,31 @@ struct ChangeCountTests {
         #expect(signals.signals.count == 5)
     }
 
+    /// The server keeps the last `Changed` of recent pasteboards to copy for the next change
+    /// with the same types (``ChangeSignals``): every copy must still carry its own name, count
+    /// and types, whatever the name's length (which moves the count), when the types change,
+    /// and when more names than it keeps push one another out.
+    @Test func repeatedChangesAnnounceTheirOwnCountsAndTypes() async throws {
+        let h = try await Harness()
+        let signals = try await h.recordSignals()
+        let names = (1...20).map { String(repeating: "n", count: $0) } + (0..<80).map { "other-\($0)" }
+        var expected: [(name: String, count: UInt64, types: [String])] = []
+        for round in 0..<4 {
+            let types = round == 2 ? ["image/png", "text/plain"] : ["text/plain"]
+            for name in names {
+                let count = try await h.write([types.map { ($0, [UInt8(round)]) }], to: name)
+                expected.append((name, count, types))
+            }
+        }
+        let received = await signals.wait(for: expected.count, timeout: .seconds(20))
+        let changes = received.compactMap(\.changed)
+        #expect(changes.count == expected.count)
+        #expect(changes.map(\.name) == expected.map(\.name))
+        #expect(changes.map(\.count) == expected.map(\.count))
+        #expect(changes.map(\.types) == expected.map(\.types))
+        #expect(Set(expected.map(\.count)) == [1, 2, 3, 4])
+    }
+
     @Test func everyListenerSeesTheSameSignals() async throws {
         let h = try await Harness()
         let first = try await h.recordSignals()

@@ -211,22 +211,12 @@ final class PasteboardObject: DBusObject {
 
     // MARK: Replying
 
+    /// `Changed` for `change`, followed by `Removed` when it was a `Remove`.
     static func signals(for change: Change) -> [Message] {
-        var messages: [Message] = []
-        let arguments: [DBusValue] = [.string(change.name.rawValue), .uint64(change.count), .strings(change.types.map(\.rawValue))]
-        if let changed = try? changedTemplate.copy(appending: arguments) {
-            messages.append(changed)
-        }
-        if change.removed, let removed = try? removedTemplate.copy(appending: [.string(change.name.rawValue)]) {
-            messages.append(removed)
-        }
-        return messages
+        changeSignals.messages(for: change)
     }
 
-    /// The signals without their arguments, copied for each change: cheaper than making each
-    /// one anew (see ``Message/copy(appending:)``).
-    private static let changedTemplate = try! Message.signal(path: path, interface: interface, name: "Changed")
-    private static let removedTemplate = try! Message.signal(path: path, interface: interface, name: "Removed")
+    private static let changeSignals = ChangeSignals(path: path, interface: interface)
 
     /// Replies with the representation's bytes, read from disk off the service queue if need be.
     func replyInline(_ call: Answer, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {

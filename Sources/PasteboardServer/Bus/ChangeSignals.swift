@@ -1,0 +1,58 @@
+import DBus
+import PasteboardModel
+import Synchronization
+
+/// The `Changed` (and `Removed`) signals that announce changes.
+///
+/// `Changed` lies on the path from every write to every listener, and appending its three
+/// arguments through libdbus costs more than the rest of making it. Writes to one pasteboard
+/// mostly repeat its types, so the last `Changed` of recently changed pasteboards is kept as a
+/// ``CountedMessage``: the next change with the same name and types copies it with the new
+/// count. The templates sit in a fixed number of slots chosen by name, one each, so that
+/// memory stays bounded whatever the number of pasteboards.
+final class ChangeSignals: Sendable {
+    private struct Recent {
+        let name: PasteboardName
+        let types: [PasteboardType]
+        let changed: CountedMessage
+    }
+
+    static let slotCount = 64
+    private let recent = Mutex<[Recent?]>(Array(repeating: nil, count: slotCount))
+    private let changedTemplate: Message
+    private let removedTemplate: Message
+
+    /// Signals emitted from `path`, of `interface`.
+    init(path: String, interface: String) {
+        changedTemplate = try! Message.signal(path: path, interface: interface, name: "Changed")
+        removedTemplate = try! Message.signal(path: path, interface: interface, name: "Removed")
+    }
+
+    /// `Changed` for `change`, followed by `Removed` when it was a `Remove`.
+    func messages(for change: Change) -> [Message] {
+        var messages: [Message] = []
+        if let changed = changed(change) {
+            messages.append(changed)
+        }
+        if change.removed, let removed = try? removedTemplate.copy(appending: [.string(change.name.rawValue)]) {
+            messages.append(removed)
+        }
+        return messages
+    }
+
+    private func changed(_ change: Change) -> Message? {
+        let slot = Int(UInt(bitPattern: change.name.hashValue) % UInt(Self.slotCount))
+        let kept = recent.withLock { recent in
+            recent[slot].flatMap { $0.name == change.name && $0.types == change.types ? $0.changed : nil }
+        }
+        if let kept {
+            return kept.copy(count: change.count)
+        }
+        let arguments: [DBusValue] = [.string(change.name.rawValue), .uint64(change.count), .strings(change.types.map(\.rawValue))]
+        guard let made = try? changedTemplate.copy(appending: arguments) else { return nil }
+        // The message made is kept unsent, as the template, and a copy of it is sent.
+        guard let counted = CountedMessage(made) else { return made }
+        recent.withLock { $0[slot] = Recent(name: change.name, types: change.types, changed: counted) }
+        return counted.copy(count: change.count)
+    }
+}
