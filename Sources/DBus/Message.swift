@@ -31,10 +31,11 @@ public final class Message: @unchecked Sendable {
         guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
         if let interface, !InterfaceName.isValid(interface) { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(method) else { throw .invalidArgs("'\(method)' is not a valid method name") }
-        guard let raw = dbus_message_new_method_call(destination, path, interface, method) else { throw .noMemory("out of memory") }
-        let message = Message(taking: raw)
-        try Marshalling.append(arguments, to: raw)
-        return message
+        if WireMarshalling.shouldUse(arguments),
+           let raw = WireMarshalling.message(.methodCall(destination: destination, path: path, interface: interface, member: method), arguments: arguments) {
+            return Message(taking: raw)
+        }
+        return try appending(arguments, to: dbus_message_new_method_call(destination, path, interface, method))
     }
 
     /// A signal emitted from `path`.
@@ -42,7 +43,16 @@ public final class Message: @unchecked Sendable {
         guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
         guard InterfaceName.isValid(interface) else { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(name) else { throw .invalidArgs("'\(name)' is not a valid signal name") }
-        guard let raw = dbus_message_new_signal(path, interface, name) else { throw .noMemory("out of memory") }
+        if WireMarshalling.shouldUse(arguments),
+           let raw = WireMarshalling.message(.signal(path: path, interface: interface, member: name), arguments: arguments) {
+            return Message(taking: raw)
+        }
+        return try appending(arguments, to: dbus_message_new_signal(path, interface, name))
+    }
+
+    /// A message of what libdbus made, with `arguments` appended through its iterators.
+    private static func appending(_ arguments: [DBusValue], to raw: OpaquePointer?) throws(DBusError) -> Message {
+        guard let raw else { throw .noMemory("out of memory") }
         let message = Message(taking: raw)
         try Marshalling.append(arguments, to: raw)
         return message
@@ -60,10 +70,11 @@ public final class Message: @unchecked Sendable {
 
     /// The successful reply to this method call.
     public func makeReturn(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
-        guard let raw = dbus_message_new_method_return(raw) else { throw .noMemory("out of memory") }
-        let message = Message(taking: raw)
-        try Marshalling.append(arguments, to: raw)
-        return message
+        if WireMarshalling.shouldUse(arguments),
+           let reply = WireMarshalling.message(.reply(to: raw), arguments: arguments) {
+            return Message(taking: reply)
+        }
+        return try Self.appending(arguments, to: dbus_message_new_method_return(raw))
     }
 
     /// The error reply to this method call.

@@ -1,0 +1,99 @@
+import CDBus
+import Glibc
+@testable import DBus
+import Testing
+import TestSupport
+
+/// ``WireMarshalling``: a message written in Swift and read back by libdbus must be the very
+/// message libdbus builds through its iterators, byte for byte, and anything it cannot write
+/// must fall back to the iterators rather than fail.
+struct WireMarshallingTests {
+    /// Argument lists covering every type, alignment after each, empty containers and nesting.
+    static let argumentLists: [[DBusValue]] = [
+        [.string("general"), .uint32(0), .string("text/plain"), .uint64(0)],
+        [.string("general"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes(Array("hi".utf8)))])]),
+         .dictionary(key: "s", value: "v", [])],
+        [.string("g"), .array(element: "a{say}", []), .dictionary(key: "s", value: "v", [(.string("expires"), .variant(.uint64(3))), (.string("concealed"), .variant(.boolean(true)))])],
+        [.byte(1), .int16(-2), .byte(3), .uint16(4), .byte(5), .int32(-6), .byte(7), .int64(-8), .byte(9), .double(1.5)],
+        [.byte(1), .bytes([]), .byte(2), .array(element: "t", []), .byte(3), .array(element: "(yt)", []), .byte(4), .array(element: "s", [])],
+        // Each array's length ends 4 bytes past an 8-byte boundary, so its elements are padded.
+        [.uint32(1), .uint32(2), .array(element: "t", []), .uint32(3), .array(element: "t", [.uint64(9)]),
+         .uint32(4), .array(element: "(yt)", [.structure([.byte(1), .uint64(2)])]), .uint32(5), .array(element: "{sv}", [])],
+        [.objectPath("/org/example"), .signature("a{sv}"), .boolean(false), .strings(["", "a", "ab", "abc"])],
+        [.structure([.byte(1), .structure([.uint64(2), .string("x")])]), .variant(.variant(.array(element: "n", [.int16(1), .int16(2)])))],
+        [.string(String(repeating: "é", count: 300)), .bytes(Array(repeating: 0xAB, count: 5000))],
+    ]
+
+    static func bytes(of message: OpaquePointer) -> [UInt8] {
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        guard dbus_message_marshal(message, &buffer, &length) != 0, let buffer else { return [] }
+        defer { dbus_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+    }
+
+    @Test(arguments: argumentLists.indices)
+    func aMethodCallIsWhatLibdbusBuilds(index: Int) throws {
+        let arguments = Self.argumentLists[index]
+        let header = WireMarshalling.Header.methodCall(destination: "org.example.Service", path: "/org/example/Object",
+                                                       interface: "org.example.Interface", member: "Method")
+        let wire = try #require(WireMarshalling.message(header, arguments: arguments))
+        defer { dbus_message_unref(wire) }
+        let iterated = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "Method"))
+        defer { dbus_message_unref(iterated) }
+        try Marshalling.append(arguments, to: iterated)
+        #expect(Self.bytes(of: wire) == Self.bytes(of: iterated))
+        #expect(dbus_message_get_serial(wire) == 0)
+        #expect(Message(retaining: wire).arguments() == arguments)
+    }
+
+    @Test(arguments: argumentLists.indices)
+    func aSignalIsWhatLibdbusBuilds(index: Int) throws {
+        let arguments = Self.argumentLists[index]
+        let header = WireMarshalling.Header.signal(path: "/org/example/Object", interface: "org.example.Interface", member: "Signal")
+        let wire = try #require(WireMarshalling.message(header, arguments: arguments))
+        defer { dbus_message_unref(wire) }
+        let iterated = try #require(dbus_message_new_signal("/org/example/Object", "org.example.Interface", "Signal"))
+        defer { dbus_message_unref(iterated) }
+        try Marshalling.append(arguments, to: iterated)
+        #expect(Self.bytes(of: wire) == Self.bytes(of: iterated))
+    }
+
+    @Test(arguments: argumentLists.indices)
+    func aReplyIsWhatLibdbusBuilds(index: Int) throws {
+        let arguments = Self.argumentLists[index]
+        let call = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "Method"))
+        defer { dbus_message_unref(call) }
+        dbus_message_set_serial(call, 77)
+        #expect(dbus_message_set_sender(call, ":1.23") != 0)
+        let wire = Message(taking: try #require(WireMarshalling.message(.reply(to: call), arguments: arguments)))
+        let iterated = try #require(dbus_message_new_method_return(call))
+        defer { dbus_message_unref(iterated) }
+        try Marshalling.append(arguments, to: iterated)
+        #expect(Self.bytes(of: wire.raw) == Self.bytes(of: iterated))
+        #expect(wire.replySerial == 77)
+        #expect(wire.destination == ":1.23")
+        #expect(wire.serial == 0)
+    }
+
+    @Test func whatTheWireCannotHoldGoesThroughTheIterators() throws {
+        let header = WireMarshalling.Header.methodCall(destination: nil, path: "/a", interface: nil, member: "M")
+        let refused: [[DBusValue]] = [
+            [.string("a"), .unixFD(UnixFileDescriptor(owning: dup(0)))],
+            [.string("nul\u{0}inside"), .byte(1)],
+            [.objectPath("not a path"), .byte(1)],
+            [.signature("a{"), .byte(1)],
+            [.array(element: "s", [.uint32(1)]), .byte(1)],
+            [.structure([]), .byte(1)],
+            [.bytes(Array(repeating: 0, count: WireMarshalling.maximumBodySize + 1)), .byte(1)],
+        ]
+        for arguments in refused {
+            #expect(WireMarshalling.message(header, arguments: arguments) == nil, "\(arguments.map(\.signature))")
+        }
+        // Through Message, the same arguments fail with the iterators' own errors, or succeed.
+        #expect(throws: DBusError.self) { try Message.methodCall(destination: nil, path: "/a", interface: nil, method: "M", arguments: [.string("nul\u{0}inside"), .byte(1)]) }
+        #expect(throws: DBusError.self) { try Message.methodCall(destination: nil, path: "/a", interface: nil, method: "M", arguments: [.objectPath("not a path"), .byte(1)]) }
+        let large = try Message.methodCall(destination: nil, path: "/a", interface: nil, method: "M", arguments: refused.last!)
+        #expect(large.arguments() == refused.last!)
+    }
+}
