@@ -43,23 +43,40 @@ public struct Limits: Sendable, Equatable {
 
     public init() {
         values = Self.defaults
+        refreshNamed()
     }
 
     public subscript(key: String) -> UInt64 {
         values[key] ?? 0
     }
 
-    public var maxItemBytes: UInt64 { self["max-item-bytes"] }
-    public var maxInlineBytes: UInt64 { self["max-inline-bytes"] }
-    public var maxPasteboardBytes: UInt64 { self["max-pasteboard-bytes"] }
-    public var maxItems: UInt64 { self["max-items"] }
-    public var maxPasteboards: UInt64 { self["max-pasteboards"] }
-    public var historyDepth: UInt64 { self["history-depth"] }
-    public var maxHistoryBytes: UInt64 { self["max-history-bytes"] }
-    public var maxTypesPerItem: UInt64 { self["max-types-per-item"] }
-    public var transferIdleTimeoutMilliseconds: UInt64 { self["transfer-idle-timeout-ms"] }
-    public var maxTransfers: UInt64 { self["max-transfers"] }
-    public var providerTimeoutMilliseconds: UInt64 { self["provider-timeout-ms"] }
+    // The limits by name, read on every call: stored, where reading `values` would hash the
+    // key each time.
+    public private(set) var maxItemBytes: UInt64 = 0
+    public private(set) var maxInlineBytes: UInt64 = 0
+    public private(set) var maxPasteboardBytes: UInt64 = 0
+    public private(set) var maxItems: UInt64 = 0
+    public private(set) var maxPasteboards: UInt64 = 0
+    public private(set) var historyDepth: UInt64 = 0
+    public private(set) var maxHistoryBytes: UInt64 = 0
+    public private(set) var maxTypesPerItem: UInt64 = 0
+    public private(set) var transferIdleTimeoutMilliseconds: UInt64 = 0
+    public private(set) var maxTransfers: UInt64 = 0
+    public private(set) var providerTimeoutMilliseconds: UInt64 = 0
+
+    private mutating func refreshNamed() {
+        maxItemBytes = self["max-item-bytes"]
+        maxInlineBytes = self["max-inline-bytes"]
+        maxPasteboardBytes = self["max-pasteboard-bytes"]
+        maxItems = self["max-items"]
+        maxPasteboards = self["max-pasteboards"]
+        historyDepth = self["history-depth"]
+        maxHistoryBytes = self["max-history-bytes"]
+        maxTypesPerItem = self["max-types-per-item"]
+        transferIdleTimeoutMilliseconds = self["transfer-idle-timeout-ms"]
+        maxTransfers = self["max-transfers"]
+        providerTimeoutMilliseconds = self["provider-timeout-ms"]
+    }
 
     /// Applies one `KEY=VALUE` setting.
     ///
@@ -77,6 +94,7 @@ public struct Limits: Sendable, Equatable {
             throw LimitError("'\(text)' is not a whole number for \(key) (byte counts may end in K, M or G)")
         }
         values[key] = value
+        refreshNamed()
     }
 
     static func parse(_ text: String) -> UInt64? {

@@ -17,7 +17,7 @@ final class ChangeSignals: Sendable {
         let changed: CountedMessage
     }
 
-    static let slotCount = 64
+    static let slotCount = 256
     private let recent = Mutex<[Recent?]>(Array(repeating: nil, count: slotCount))
     private let changedTemplate: Message
     private let removedTemplate: Message
