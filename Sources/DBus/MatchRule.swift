@@ -1,3 +1,5 @@
+import CDBus
+
 /// Which signals a subscription receives, as a D-Bus match rule.
 ///
 /// ```swift
@@ -34,13 +36,17 @@ public struct MatchRule: Sendable, Hashable {
 
     /// Whether a received signal fits this rule. A well-known `sender` cannot be checked
     /// locally (signals carry the unique name); the bus has already applied it.
+    ///
+    /// Every signal received is tested against every subscription, so the header fields are
+    /// compared in place (libdbus's `dbus_message_has_*`) and only the first argument is read,
+    /// rather than turned into Swift strings or the whole body decoded.
     func matches(_ message: Message) -> Bool {
         guard message.type == .signal else { return false }
-        if let sender, sender.hasPrefix(":"), message.sender != sender { return false }
-        if let path, message.path != path { return false }
-        if let interface, message.interface != interface { return false }
-        if let member, message.member != member { return false }
-        if let arg0, message.arguments().first?.stringValue != arg0 { return false }
+        if let sender, sender.hasPrefix(":"), dbus_message_has_sender(message.raw, sender) == 0 { return false }
+        if let path, dbus_message_has_path(message.raw, path) == 0 { return false }
+        if let interface, dbus_message_has_interface(message.raw, interface) == 0 { return false }
+        if let member, dbus_message_has_member(message.raw, member) == 0 { return false }
+        if let arg0, !message.firstArgumentIs(arg0) { return false }
         return true
     }
 

@@ -1,5 +1,9 @@
 import CDBus
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A D-Bus message: a method call, a reply, an error or a signal.
 ///
 /// Owns one reference to a libdbus `DBusMessage`. A message is built completely before it is
@@ -111,6 +115,16 @@ public final class Message: @unchecked Sendable {
     /// The body, decoded. Every unix fd in it becomes a new descriptor the result owns.
     public func arguments() -> [DBusValue] {
         Marshalling.readArguments(of: raw)
+    }
+
+    /// Whether the first argument is the string `text`, read without decoding the rest.
+    func firstArgumentIs(_ text: String) -> Bool {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(raw, &iter) != 0, dbus_message_iter_get_arg_type(&iter) == TypeCode.string else { return false }
+        var characters: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iter, &characters)
+        guard let characters else { return false }
+        return text.withCString { strcmp($0, characters) == 0 }
     }
 
     /// For an error reply: the error it carries.
