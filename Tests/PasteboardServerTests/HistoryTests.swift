@@ -63,6 +63,15 @@ struct HistoryTests {
         try await h.write([[("application/octet-stream", block)]])
         try await h.write(text: "e")
         #expect(try await history(h).map(\.count) == [7, 6])
+        // Contents over 250 bytes do not fit even alone: once replaced, no earlier generation
+        // is kept, and none comes back at the next start.
+        try await h.write([[("application/octet-stream", [UInt8](repeating: 8, count: 300))]])
+        try await h.write(text: "f")
+        #expect(try await history(h).map(\.count) == [9])
+        try await h.server.restart()
+        #expect(try await history(h).map(\.count) == [9])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(8)])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(7)])
     }
 
     @Test func secretsNeverEnterTheHistory() async throws {

@@ -343,14 +343,17 @@ final class PasteboardService: @unchecked Sendable {
         entry.count += 1
         entry.changedAt = Self.nowMilliseconds()
         var keepsPrevious = false
+        let pruned: [UInt64]
         if removed {
             entry.history = []
+            pruned = []
         } else if old.entersHistory {
             // Concealed, transient, owner-only and promised contents never enter the history.
-            entry.history.insert(Generation(count: old.count, writtenAt: old.changedAt, items: old.items), at: 0)
+            (entry.history, pruned) = Self.history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
             keepsPrevious = true
+        } else {
+            pruned = Self.trimHistory(&entry, limits)
         }
-        let pruned = Self.trimHistory(&entry, limits)
         let change = Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)
         if batch != nil {
             batch!.stage(change, replacing: committedEntry(name))
@@ -371,6 +374,31 @@ final class PasteboardService: @unchecked Sendable {
         logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
         let full = (error as? DatabaseError)?.resultCode == .SQLITE_FULL
         return .quotaExceeded("the server could not save the change (\(error)); \(full ? "free some disk space and try again" : "try again")")
+    }
+
+    /// `history` with `newest` in front, cut to what `history-depth` and `max-history-bytes`
+    /// allow (the oldest go first, `newest` too should it alone exceed them), and the counts of
+    /// the generations dropped, oldest first, as ``trimHistory(_:_:)`` gives them.
+    ///
+    /// Built as one new array: `history` is shared with the committed entry, so inserting into
+    /// it would first copy it whole, only to drop its oldest generation again.
+    private static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
+        var kept = 0, bytes: UInt64 = 0
+        func keeps(_ generation: Generation) -> Bool {
+            guard UInt64(kept) < limits.historyDepth, bytes + generation.byteCount <= limits.maxHistoryBytes else { return false }
+            kept += 1
+            bytes += generation.byteCount
+            return true
+        }
+        if keeps(newest) {
+            for generation in history where !keeps(generation) { break }
+        }
+        guard kept > 0 else { return ([], (history.reversed().map(\.count)) + [newest.count]) }
+        var result: [Generation] = []
+        result.reserveCapacity(kept)
+        result.append(newest)
+        result.append(contentsOf: history.prefix(kept - 1))
+        return (result, history.dropFirst(kept - 1).reversed().map(\.count))
     }
 
     /// Drops the oldest generations until the history fits `history-depth` and
