@@ -18,6 +18,8 @@ import CDBus
 enum WireMarshalling {
     /// The largest body, in bytes, for which this path is used.
     static let maximumBodySize = 16 * 1024
+    /// Room for the header: names of up to 255 bytes each (longer ones libdbus refuses anyway).
+    static let maximumHeaderSize = 2 * 1024
 
     /// The header of a message: what libdbus's `dbus_message_new_*` would put there.
     struct Header {
@@ -56,7 +58,7 @@ enum WireMarshalling {
     /// sends); nil when the arguments are not for this path or libdbus rejects the bytes.
     static func message(_ header: Header, arguments: [DBusValue]) -> OpaquePointer? {
         let signature = arguments.reduce(into: "") { $0 += $1.signature }
-        var writer = WireWriter()
+        var writer = WireWriter(limit: maximumHeaderSize + maximumBodySize)
         guard writeHeader(header, signature: signature, into: &writer) else { return nil }
         let bodyStart = writer.bytes.count
         for argument in arguments {

@@ -11,9 +11,14 @@ import Glibc
 /// (``WireMarshalling``).
 struct WireWriter {
     private(set) var bytes: [UInt8] = []
+    /// The most bytes this writer holds: past it, ``put(_:)`` refuses before copying a large
+    /// string or byte array, and stops an array's elements, rather than copy what will not be
+    /// used.
+    let limit: Int
 
-    init(capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+    init(limit: Int = .max) {
+        self.limit = limit
+        bytes.reserveCapacity(min(limit, 256))
     }
 
     /// Pads with zero bytes to a multiple of `alignment`.
@@ -26,15 +31,21 @@ struct WireWriter {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Whether `count` more bytes (and a little padding) stay within ``limit``.
+    private func hasRoom(for count: Int) -> Bool {
+        count <= limit - bytes.count - 8
+    }
+
     /// A string or object path: its length, its bytes, a NUL.
     mutating func putString(_ text: String) -> Bool {
+        guard hasRoom(for: text.utf8.count + 5) else { return false }
         put(UInt32(text.utf8.count))
         return putCharacters(text)
     }
 
     /// A signature: its length in one byte, its bytes, a NUL.
     mutating func putSignature(_ text: String) -> Bool {
-        guard text.utf8.count <= 255 else { return false }
+        guard text.utf8.count <= 255, hasRoom(for: text.utf8.count + 2) else { return false }
         bytes.append(UInt8(text.utf8.count))
         return putCharacters(text)
     }
@@ -61,7 +72,7 @@ struct WireWriter {
     }
 
     /// Writes `value`; false for a descriptor, an empty struct, an array element of another
-    /// type than its array's, or an array over the 64 MiB D-Bus allows.
+    /// type than its array's, an array over the 64 MiB D-Bus allows, or more than ``limit``.
     mutating func put(_ value: DBusValue) -> Bool {
         switch value {
         case .byte(let v): bytes.append(v)
@@ -77,7 +88,7 @@ struct WireWriter {
         case .signature(let v): return putSignature(v)
         case .unixFD: return false
         case .bytes(let v):
-            guard v.count <= Marshalling.maximumArrayLength else { return false }
+            guard v.count <= Marshalling.maximumArrayLength, hasRoom(for: v.count + 4) else { return false }
             put(UInt32(v.count))
             bytes.append(contentsOf: v)
         case .array(let element, let elements):
@@ -86,7 +97,7 @@ struct WireWriter {
             align(Self.alignment(ofSignature: element))
             let start = bytes.count
             for item in elements {
-                guard item.hasSignature(element), put(item) else { return false }
+                guard item.hasSignature(element), hasRoom(for: 0), put(item) else { return false }
             }
             let length = bytes.count - start
             guard length <= Marshalling.maximumArrayLength else { return false }

@@ -76,6 +76,18 @@ struct WireMarshallingTests {
         #expect(wire.serial == 0)
     }
 
+    /// Data over the limit is refused before it is copied, not after: the bindings and the
+    /// server pass up to 4 MiB inline, which this path leaves to the iterators.
+    @Test func aWriterRefusesWhatPassesItsLimitBeforeCopyingIt() {
+        var writer = WireWriter(limit: 100)
+        let small = writer.put(.string("small"))
+        let bytes = writer.put(.bytes(Array(repeating: 1, count: 1000)))
+        let string = writer.put(.string(String(repeating: "s", count: 1000)))
+        let array = writer.put(.array(element: "t", Array(repeating: .uint64(1), count: 1000)))
+        #expect(small && !bytes && !string && !array)
+        #expect(writer.bytes.count <= 100)
+    }
+
     @Test func whatTheWireCannotHoldGoesThroughTheIterators() throws {
         let header = WireMarshalling.Header.methodCall(destination: nil, path: "/a", interface: nil, member: "M")
         let refused: [[DBusValue]] = [
