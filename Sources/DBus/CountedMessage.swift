@@ -14,7 +14,7 @@ import Glibc
 /// pointer into the body, and the wire format fixes where the number after it lies: after the
 /// string's length word, its bytes and their NUL, aligned to 8. ``init(_:)`` checks that the
 /// number is found there before any copy is made.
-public struct CountedMessage: @unchecked Sendable {
+public struct CountedMessage: Sendable {
     /// The finished message; never sent itself, only copied.
     private let template: Message
     /// Where the number lies, in bytes from the string's length word (the body's start).

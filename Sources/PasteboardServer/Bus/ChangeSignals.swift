@@ -19,12 +19,14 @@ final class ChangeSignals: Sendable {
 
     static let slotCount = 256
     private let recent = Mutex<[Recent?]>(Array(repeating: nil, count: slotCount))
-    private let changedTemplate: Message
+    private let path: String
+    private let interface: String
     private let removedTemplate: Message
 
     /// Signals emitted from `path`, of `interface`.
     init(path: String, interface: String) {
-        changedTemplate = try! Message.signal(path: path, interface: interface, name: "Changed")
+        self.path = path
+        self.interface = interface
         removedTemplate = try! Message.signal(path: path, interface: interface, name: "Removed")
     }
 
@@ -49,7 +51,7 @@ final class ChangeSignals: Sendable {
             return kept.copy(count: change.count)
         }
         let arguments: [DBusValue] = [.string(change.name.rawValue), .uint64(change.count), .strings(change.types.map(\.rawValue))]
-        guard let made = try? changedTemplate.copy(appending: arguments) else { return nil }
+        guard let made = try? Message.signal(path: path, interface: interface, name: "Changed", arguments: arguments) else { return nil }
         // The message made is kept unsent, as the template, and a copy of it is sent.
         guard let counted = CountedMessage(made) else { return made }
         recent.withLock { $0[slot] = Recent(name: change.name, types: change.types, changed: counted) }
