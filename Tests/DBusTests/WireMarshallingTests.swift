@@ -42,7 +42,8 @@ struct WireMarshallingTests {
         let iterated = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "Method"))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
-        #expect(Self.bytes(of: wire) == Self.bytes(of: iterated))
+        let written = Self.bytes(of: wire)
+        #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(dbus_message_get_serial(wire) == 0)
         #expect(Message(retaining: wire).arguments() == arguments)
     }
@@ -56,7 +57,8 @@ struct WireMarshallingTests {
         let iterated = try #require(dbus_message_new_signal("/org/example/Object", "org.example.Interface", "Signal"))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
-        #expect(Self.bytes(of: wire) == Self.bytes(of: iterated))
+        let written = Self.bytes(of: wire)
+        #expect(written.count > 16 && written == Self.bytes(of: iterated))
     }
 
     @Test(arguments: argumentLists.indices)
@@ -70,7 +72,8 @@ struct WireMarshallingTests {
         let iterated = try #require(dbus_message_new_method_return(call))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
-        #expect(Self.bytes(of: wire.raw) == Self.bytes(of: iterated))
+        let written = Self.bytes(of: wire.raw)
+        #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(wire.replySerial == 77)
         #expect(wire.destination == ":1.23")
         #expect(wire.serial == 0)
