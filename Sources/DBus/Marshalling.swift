@@ -107,7 +107,7 @@ enum Marshalling {
             guard let pointer, count > 0 else { return .bytes([]) }
             return .bytes(Array(UnsafeRawBufferPointer(start: pointer, count: Int(count))))
         }
-        let element = elementSignature(of: &iter)
+        let element = elementSignature(of: &iter, elementType: elementType)
         var elements: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&sub) != TypeCode.invalid {
             elements.append(read(&sub))
@@ -116,7 +116,14 @@ enum Marshalling {
         return .array(element: element, elements)
     }
 
-    private static func elementSignature(of iter: inout DBusMessageIter) -> String {
+    /// The signature of the array's elements. A single-letter type (any but an array, struct or
+    /// dict entry) is its own signature; only containers ask libdbus, which allocates the
+    /// array's whole signature as a C string.
+    private static func elementSignature(of iter: inout DBusMessageIter, elementType: Int32) -> String {
+        if elementType != TypeCode.array, elementType != TypeCode.struct, elementType != TypeCode.dictEntry,
+           let scalar = Unicode.Scalar(UInt32(elementType)) {
+            return String(Character(scalar))
+        }
         guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
         defer { dbus_free(raw) }
         return String(String(cString: raw).dropFirst())

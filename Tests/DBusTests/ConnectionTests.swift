@@ -63,6 +63,8 @@ struct ConnectionTests {
             .dictionary(key: "s", value: "v", [(.string("k"), .variant(.uint64(9))), (.string("z"), .variant(.strings(["x"])))]),
             .structure([.uint64(1), .int64(-1), .strings(["t"])]),
             .array(element: "(txas)", []),
+            .array(element: "v", [.variant(.byte(1)), .variant(.string("v"))]), .array(element: "t", [.uint64(1), .uint64(2)]),
+            .array(element: "aay", [.array(element: "ay", [.bytes([1])])]), .array(element: "g", [.signature("as")]),
             .variant(.variant(.int32(1))),
         ]
         let back = try await echo(values)
