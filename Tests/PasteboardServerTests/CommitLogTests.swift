@@ -120,6 +120,35 @@ struct CommitLogTests {
         #expect(try await h.write(text: "after", to: "p") == 2)
     }
 
+    /// The bytes past the log's last record are older records, holding clipboard data clients
+    /// chose: the server writes a zero length after each record before the record, so that no
+    /// run of those bytes can ever be read as a record of its own.
+    @Test(.timeLimit(.minutes(1)))
+    func theLogsEndIsMarkedOverWhateverLayBeyondIt() async throws {
+        let h = try await Harness()
+        #expect(try await h.write(text: "one", to: "p") == 1)
+        #expect(h.server.terminate() == 0)
+        let log = h.server.stateDirectory + "/commits.log"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: log))
+        bytes.replaceSubrange(64..., with: Data(repeating: 0xA5, count: bytes.count - 64))
+        try bytes.write(to: URL(fileURLWithPath: log))
+
+        try await h.server.restart()
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 6)
+        #expect(try await h.write(text: "two", to: "p") == 2)
+        h.server.kill9()
+        _ = try await locker.wait(timeout: .seconds(20))
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: log))
+        let length = Int(recorded[64..<72].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        #expect(length > 0 && length < 4096)
+        let after = 64 + 24 + (length + 7) & ~7
+        #expect(recorded[after..<after + 8].allSatisfy { $0 == 0 }, "\(Array(recorded[after..<after + 8]))")
+
+        try await h.server.restart()
+        #expect(!h.server.log.contains("damaged"), "\(h.server.log)")
+        #expect(try await Self.readText(h, "p") == (2, "two"))
+    }
+
     @Test func aLogThatIsNotACommitLogIsStartedOver() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)

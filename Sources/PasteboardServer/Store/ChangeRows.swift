@@ -161,7 +161,8 @@ extension ChangeRows {
                 guard let inline = bytes.data() else { return nil }
                 data = .inline(inline)
             case 1:
-                guard let id = bytes.string() else { return nil }
+                // An id names a file in the blob directory: never a path.
+                guard let id = bytes.string(), Store.isBlobID(id) else { return nil }
                 data = .blob(id)
             default:
                 return nil

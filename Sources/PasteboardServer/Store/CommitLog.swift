@@ -23,8 +23,11 @@ import Glibc
 ///
 /// Layout: a header (magic, generation), then records, each `[length, generation, checksum,
 /// payload]`, padded to 8 bytes. Records of the current generation, from the first on, are the
-/// log; ``reset()`` moves to the next generation, which makes every older record invisible
-/// without touching it. A record cut short or damaged fails its checksum and ends the log.
+/// log; ``reset()`` moves to the next generation, which makes every older record invisible.
+/// A record cut short or damaged fails its checksum and ends the log. So does a zero length,
+/// which is written after the last record (before the record itself): the bytes past the end
+/// are older records, whose payloads hold clipboard data any client chose, and a run of them
+/// shaped like a record of a later generation must never be read as one.
 ///
 /// Not thread-safe: the holder of the service's turn is its only user.
 final class CommitLog {
@@ -79,6 +82,7 @@ final class CommitLog {
     func append(_ payload: [UInt8]) -> Bool {
         guard !payload.isEmpty, hasRoom(for: payload.count) else { return false }
         let record = base + end
+        markEnd(at: end + Self.recordHeaderSize + Self.padded(payload.count))
         payload.withUnsafeBytes { (record + Self.recordHeaderSize).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         record.storeBytes(of: UInt64(payload.count).littleEndian, as: UInt64.self)
         record.storeBytes(of: generation.littleEndian, toByteOffset: 8, as: UInt64.self)
@@ -115,6 +119,13 @@ final class CommitLog {
         generation &+= 1
         base.storeBytes(of: generation.littleEndian, toByteOffset: 8, as: UInt64.self)
         end = Self.headerSize
+        markEnd(at: end)
+    }
+
+    /// A zero length at `offset`, where a reader stops, when a record header fits there.
+    private func markEnd(at offset: Int) {
+        guard offset + Self.recordHeaderSize <= size else { return }
+        (base + offset).storeBytes(of: UInt64(0), as: UInt64.self)
     }
 
     private static func padded(_ length: Int) -> Int {

@@ -73,7 +73,8 @@ extension Store {
             changes += batch
         }
         if damaged {
-            replayProblem = "the commit log ends in a damaged record (a change cut short, never answered); it was left out"
+            let problem = "the commit log ends in a damaged record (a change cut short, never answered); it was left out"
+            replayProblem = replayProblem.map { "\($0); \(problem)" } ?? problem
         }
         if !changes.isEmpty {
             var applied = 0

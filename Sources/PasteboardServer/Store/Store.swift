@@ -321,6 +321,11 @@ final class Store {
         return removed
     }
 
+    /// Whether `id` is one ``randomID()`` could have made: 32 lowercase hexadecimal digits.
+    static func isBlobID(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
+
     static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
