@@ -85,11 +85,18 @@ struct SpareBlobFileTests {
         let first = Self.bytes(2 << 20, seed: 4)
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(first))]], to: "big") == 1)
         let (_, held) = try await h.readFd(Self.type, in: "big")
-        // The first file is let go of while the reader holds it; later writes must not reuse it.
-        for (index, seed) in [UInt8(5), 6, 7].enumerated() {
+        var info = stat()
+        #expect(fstat(held.rawValue, &info) == 0)
+        let firstInode = UInt(info.st_ino)
+        // The first file is let go of while the reader holds it, and becomes the spare.
+        #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 5)))]], to: "big") == 2)
+        #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        // The writes after it must not overwrite it.
+        for (index, seed) in [UInt8(6), 7].enumerated() {
             let next = Self.bytes(2 << 20, seed: seed)
-            #expect(try await h.writeFd([[(Self.type, try Descriptors.file(next))]], to: "big") == UInt64(index + 2))
+            #expect(try await h.writeFd([[(Self.type, try Descriptors.file(next))]], to: "big") == UInt64(index + 3))
             #expect(try await h.readFdBytes(Self.type, in: "big").data == next)
+            #expect(try Self.blobNames(withInode: firstInode, h) == 0, "the held file became a blob again")
         }
         #expect(try Descriptors.readAll(held) == first)
     }

@@ -141,7 +141,9 @@ struct BlobFile {
                 }
                 if errno != EEXIST { break }
             }
-            throw .quotaExceeded("the server could not store the data (\(String(cString: strerror(errno)))); free some disk space and try again")
+            let failure = errno
+            SpareBlobFile.delete(reusing)
+            throw .quotaExceeded("the server could not store the data (\(String(cString: strerror(failure)))); free some disk space and try again")
         }
         if unnamed {
             defer { close(fd) }
@@ -163,6 +165,6 @@ struct BlobFile {
     func discard() {
         close(fd)
         if let id { unlink(directory + "/" + id) }
-        if let reusing { unlink(reusing) }
+        if let reusing { SpareBlobFile.delete(reusing) }
     }
 }

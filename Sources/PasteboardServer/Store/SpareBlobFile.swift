@@ -48,8 +48,7 @@ final class SpareBlobFile: Sendable {
             defer { spare = (sparePath, generation) }
             return spare?.path
         }
-        // Deleting a large file takes a while: not on whatever thread let go of the blob.
-        if let replaced { DispatchQueue.global(qos: .utility).async { unlink(replaced) } }
+        if let replaced { Self.delete(replaced) }
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .seconds(Self.idleSeconds)) { [self] in
             let idle = spare.withLock { spare -> String? in
                 guard let current = spare, current.generation == generation else { return nil }
@@ -69,7 +68,7 @@ final class SpareBlobFile: Sendable {
         }) else { return nil }
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            unlink(path)
+            Self.delete(path)
             return nil
         }
         // Granted only while no other open file refers to it: no reader is left.
@@ -78,8 +77,14 @@ final class SpareBlobFile: Sendable {
             return (path, fd)
         }
         close(fd)
-        unlink(path)
+        Self.delete(path)
         return nil
+    }
+
+    /// Deletes a large file off the calling thread, which may be the service queue: freeing a
+    /// gigabyte's blocks takes a while.
+    static func delete(_ path: String) {
+        DispatchQueue.global(qos: .utility).async { unlink(path) }
     }
 
     /// Deletes the spare (at shutdown).
