@@ -37,9 +37,9 @@ struct ChangeRows: Equatable, Sendable {
 }
 
 extension ChangeRows {
-    /// The rows of `change`; nil when its contents hold a promise (they are volatile then, so
-    /// this happens only for contents that were never meant to be saved).
-    init?(_ change: Store.Change) {
+    /// The rows of `change`. Contents holding a promise stay off the disk (``PasteboardEntry/staysOffDisk``):
+    /// only their count is saved, so no promise ever reaches a row.
+    init(_ change: Store.Change) {
         let entry = change.entry
         let volatile = entry.staysOffDisk
         var representations: [Representation] = []
@@ -50,7 +50,7 @@ extension ChangeRows {
                     switch representation.payload {
                     case .inline(let bytes): data = .inline(bytes)
                     case .file(let blob): data = .blob(blob.id)
-                    case .promised: return nil
+                    case .promised: preconditionFailure("contents with promises stay off the disk")
                     }
                     representations.append(Representation(
                         item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data))

@@ -11,11 +11,7 @@ extension Store {
     /// (an append's included), which may be far larger than what the call brought.
     func record(_ changes: [Change]) -> Bool {
         guard let log else { return false }
-        var rows: [ChangeRows] = []
-        for change in changes {
-            guard let changeRows = ChangeRows(change) else { return false }
-            rows.append(changeRows)
-        }
+        let rows = changes.map(ChangeRows.init)
         let size = rows.reduce(8) { $0 + $1.encodedSize }
         guard log.hasRoom(for: size) else { return false }
         var bytes = ByteWriter(reservingCapacity: size)

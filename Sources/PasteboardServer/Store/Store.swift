@@ -224,16 +224,11 @@ final class Store {
     /// The rows of each generation are kept under its change count: the current contents are
     /// the rows at the pasteboard's count, the history the rows at every other count.
     func save(_ changes: [Change]) throws {
-        let rows = logged + changes.map(Self.rows(of:))
+        let rows = logged + changes.map(ChangeRows.init)
         guard !rows.isEmpty else { return }
         try apply(rows)
         logged = []
         log?.reset()
-    }
-
-    private static func rows(of change: Change) -> ChangeRows {
-        guard let rows = ChangeRows(change) else { preconditionFailure("contents with promises are never saved") }
-        return rows
     }
 
     /// Deletes the rows of history generations `counts` of `name` (their blob files go with
