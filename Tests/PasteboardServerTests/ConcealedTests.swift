@@ -33,9 +33,11 @@ struct ConcealedTests {
         // Plain writes of other markers show that the search does find data in the store: in
         // the database, and in the blob files of large payloads.
         let control = uniqueMarker("plain-control")
+        // (A small write reaches the database from the commit log within a moment.)
         try await h.write(text: control, to: "control")
-        let inDatabase = StateFiles.holding(control, under: h.server.stateDirectory)
-        #expect(inDatabase.contains { $0.contains(".sqlite") }, "the plain control is not found in the database: \(inDatabase)")
+        #expect(await eventually(timeout: .seconds(5)) {
+            StateFiles.holding(control, under: h.server.stateDirectory).contains { $0.contains(".sqlite") }
+        }, "the plain control is not found in the database: \(StateFiles.holding(control, under: h.server.stateDirectory))")
         let largeControl = uniqueMarker("plain-large-control")
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(payload(repeating: largeControl, count: 100_000)))]], to: "large-control")
         let inBlob = StateFiles.holding(largeControl, under: h.server.stateDirectory)
