@@ -63,8 +63,8 @@ final class PasteboardObject: DBusObject {
         switch method {
         case .writeItemsFd:
             writeItemsFd(call, arguments)
-        case .writeItems where queued.withLock({ $0[call.sender] == nil }) && Self.isSmallWrite(arguments),
-             .clearContents where queued.withLock({ $0[call.sender] == nil }):
+        case .writeItems where canWriteAtOnce(call) && Self.isSmallWrite(arguments),
+             .clearContents where canWriteAtOnce(call):
             if !writeAtOnce(method, call, arguments) {
                 enqueue(method, call, arguments)
             }
@@ -100,6 +100,13 @@ final class PasteboardObject: DBusObject {
             outbox.release(failure: nil)
             return true
         } ?? false
+    }
+
+    /// Whether a change of `call` may be answered on the bus thread: there is a commit log to
+    /// record it in (without one, every change is committed on the queue, and trying here first
+    /// would only do the work twice), and its sender has nothing queued that it would overtake.
+    private func canWriteAtOnce(_ call: MethodCall) -> Bool {
+        service.store.log != nil && queued.withLock { $0[call.sender] == nil }
     }
 
     /// A `WriteItems` the bus thread may answer: not owner-only (that needs the caller's
