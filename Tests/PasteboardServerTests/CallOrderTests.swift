@@ -6,14 +6,14 @@ import TestSupport
 /// Reads may skip the server's queue, but never a client's own earlier calls: a read sent right
 /// behind a write, without waiting for its reply, sees that write.
 ///
-/// Each write is made small (answered on the bus thread, from the commit log) and large (too
-/// large for the commit log: it takes the service queue, and the read behind it must wait).
+/// Each write is made small (answered on the bus thread, from the commit log) and large (over
+/// 64 KiB: it takes the service queue, and the read behind it must wait).
 struct CallOrderTests {
     static let type = "text/plain;charset=utf-8"
 
     /// `text`, followed by enough bytes to keep the write off the commit log when `large`.
     static func payload(_ text: String, large: Bool) -> [UInt8] {
-        Array(text.utf8) + (large ? FailedCommitTests.beyondCommitLog : [])
+        Array(text.utf8) + (large ? FailedCommitTests.takesTheQueue : [])
     }
 
     static func write(_ bytes: [UInt8], to name: String) throws -> Message {
@@ -31,6 +31,29 @@ struct CallOrderTests {
             let read = try await h.call("ReadData", [.string("general"), .uint32(0), .string(Self.type), .uint64(0)])
             #expect(read.first?.uint64Value == UInt64(round))
             #expect(read.last?.bytesValue == bytes, "round \(round)")
+        }
+    }
+
+    /// A small write or a clear could be answered on the bus thread at once; behind an
+    /// unanswered large write of the same client, it must wait for it instead.
+    @Test func aSmallChangeSentBehindALargeWriteComesAfterIt() async throws {
+        let h = try await Harness()
+        for round in 1...20 {
+            let name = "behind-\(round)"
+            let last = Self.payload("small \(round)", large: false)
+            h.client.send([try Self.write(Self.payload("large \(round)", large: true), to: name)])
+            if round.isMultiple(of: 2) {
+                h.client.send([try Self.write(last, to: name)])
+            } else {
+                h.client.send([try Message.methodCall(destination: Harness.busName, path: Harness.path, interface: Harness.interface,
+                                                      method: "ClearContents", arguments: [.string(name)])])
+            }
+            let read = try await h.call("Types", [.string(name)])
+            #expect(read.first?.uint64Value == 2, "round \(round)")
+            #expect(read.last?.stringArrayValue == (round.isMultiple(of: 2) ? [Self.type] : []), "round \(round)")
+            if round.isMultiple(of: 2) {
+                #expect(try await h.readData(Self.type, in: name).data == last, "round \(round)")
+            }
         }
     }
 
@@ -62,7 +85,7 @@ struct CallOrderTests {
         // Another process holds the store: the next write waits for it on the service queue.
         let locker = try await FailedCommitTests.lockStore(h, seconds: 8)
         let writer = try h.connect()
-        let held = FailedCommitTests.beyondCommitLog
+        let held = FailedCommitTests.takesTheQueue
         let write = Task { try await h.write([[(Self.type, held)]], to: "busy", on: writer) }
         try await Task.sleep(for: .milliseconds(300))
 

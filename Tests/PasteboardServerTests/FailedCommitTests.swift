@@ -39,9 +39,10 @@ struct FailedCommitTests {
         return locker
     }
 
-    /// Data too large for a write to be answered from the commit log: such a write commits to
-    /// the database before it is answered.
-    static let beyondCommitLog = [UInt8](repeating: 0x78, count: 70_000)
+    /// Data over 64 KiB, which the store keeps in a file of its own: a write of it is not answered
+    /// from the commit log on the bus thread, but takes the service queue and commits to the
+    /// database before it is answered.
+    static let takesTheQueue = [UInt8](repeating: 0x78, count: 70_000)
 
     @Test(.timeLimit(.minutes(1)))
     func aLateAnswerOfAFailedBatchIsTheFailure() async throws {
@@ -53,10 +54,10 @@ struct FailedCommitTests {
         let lock = try await Self.lockStore(h, seconds: 23)
 
         // Another client's write holds the queue (its commit waits for the lock, then fails),
-        // so that the promise and the read of it, sent behind it, form the next batch. (Too
-        // large to be answered from the commit log: it takes the queue.)
+        // so that the promise and the read of it, sent behind it, form the next batch. (Large
+        // enough to take the queue.)
         let other = try h.connect()
-        let blocker = Task { await h.expectFailure("QuotaExceeded", "WriteItems", [.string("x"), Harness.inlineItems([[("text/plain", Self.beyondCommitLog)]]), Harness.options([])], on: other) }
+        let blocker = Task { await h.expectFailure("QuotaExceeded", "WriteItems", [.string("x"), Harness.inlineItems([[("text/plain", Self.takesTheQueue)]]), Harness.options([])], on: other) }
         try await Task.sleep(for: .milliseconds(300))
         writer.send([try Message.methodCall(
             destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WritePromised",
