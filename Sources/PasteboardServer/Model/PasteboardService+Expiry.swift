@@ -19,16 +19,21 @@ extension PasteboardService {
         if expiryTimers[name]?.at == expiresAt { return }
         expiryTimers.removeValue(forKey: name)?.timer.cancel()
         guard let expiresAt else { return }
-        let timer = DispatchWorkItem { [self] in turn.withLock { _ in expire(name, at: expiresAt) } }
-        expiryTimers[name] = (expiresAt, timer)
         let now = Self.nowMilliseconds()
         // A far expiry wakes up once a day and goes back to sleep.
-        let delay = expiresAt > now ? Int(min(expiresAt - now, 86_400_000)) : 0
+        startTimer(name, at: expiresAt, afterMilliseconds: expiresAt > now ? Int(min(expiresAt - now, 86_400_000)) : 0)
+    }
+
+    private func startTimer(_ name: PasteboardName, at expiresAt: UInt64, afterMilliseconds delay: Int) {
+        let timer = DispatchWorkItem { [self] in turn.withLock { _ in expire(name, at: expiresAt) } }
+        expiryTimers[name] = (expiresAt, timer)
         queue.asyncAfter(deadline: .now() + .milliseconds(delay), execute: timer)
     }
 
     private func expire(_ name: PasteboardName, at expiresAt: UInt64) {
-        expiryTimers[name] = nil
+        // Only this expiry's own timer is done: while this one waited for the turn, a write
+        // (on the bus thread) may have set a newer one, which later changes must still cancel.
+        if expiryTimers[name]?.at == expiresAt { expiryTimers[name] = nil }
         // A later write or clear has replaced the contents this expiry was for.
         guard let entry = entries.withLock({ $0[name] }), entry.expiresAt == expiresAt else { return }
         guard Self.nowMilliseconds() >= expiresAt else { return scheduleExpiry(name, at: expiresAt) }
@@ -40,9 +45,7 @@ extension PasteboardService {
         } catch {
             // Contents past their time must not stay: try again in a second.
             logger.error("could not clear '\(name)' on expiry, trying again in 1 s: \(error)")
-            let retry = DispatchWorkItem { [self] in turn.withLock { _ in expire(name, at: expiresAt) } }
-            expiryTimers[name] = (expiresAt, retry)
-            queue.asyncAfter(deadline: .now() + .seconds(1), execute: retry)
+            startTimer(name, at: expiresAt, afterMilliseconds: 1000)
         }
     }
 
