@@ -350,7 +350,8 @@ final class PasteboardService: @unchecked Sendable {
         } else if old.entersHistory {
             // Concealed, transient, owner-only and promised contents never enter the history.
             (entry.history, pruned) = Self.history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
-            keepsPrevious = true
+            // Unless it alone is over the limits, and went at once.
+            keepsPrevious = !entry.history.isEmpty
         } else {
             pruned = Self.trimHistory(&entry, limits)
         }
@@ -377,23 +378,14 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// `history` with `newest` in front, cut to what `history-depth` and `max-history-bytes`
-    /// allow (the oldest go first, `newest` too should it alone exceed them), and the counts of
-    /// the generations dropped, oldest first, as ``trimHistory(_:_:)`` gives them.
+    /// allow (``fitting(_:after:_:)``), and the counts of the generations dropped, oldest first,
+    /// as ``trimHistory(_:_:)`` gives them.
     ///
     /// Built as one new array: `history` is shared with the committed entry, so inserting into
     /// it would first copy it whole, only to drop its oldest generation again.
     private static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
-        var kept = 0, bytes: UInt64 = 0
-        func keeps(_ generation: Generation) -> Bool {
-            guard UInt64(kept) < limits.historyDepth, bytes + generation.byteCount <= limits.maxHistoryBytes else { return false }
-            kept += 1
-            bytes += generation.byteCount
-            return true
-        }
-        if keeps(newest) {
-            for generation in history where !keeps(generation) { break }
-        }
-        guard kept > 0 else { return ([], (history.reversed().map(\.count)) + [newest.count]) }
+        let kept = fitting(history, after: newest, limits)
+        guard kept > 0 else { return ([], history.reversed().map(\.count) + [newest.count]) }
         var result: [Generation] = []
         result.reserveCapacity(kept)
         result.append(newest)
@@ -402,17 +394,30 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// Drops the oldest generations until the history fits `history-depth` and
-    /// `max-history-bytes`; returns their counts.
+    /// `max-history-bytes`; returns their counts, oldest first.
     private static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
-        var pruned: [UInt64] = []
-        var historyBytes = entry.history.reduce(0) { $0 + $1.byteCount }
-        while let oldest = entry.history.last,
-              UInt64(entry.history.count) > limits.historyDepth || historyBytes > limits.maxHistoryBytes {
-            entry.history.removeLast()
-            historyBytes -= oldest.byteCount
-            pruned.append(oldest.count)
-        }
+        let kept = fitting(entry.history, after: nil, limits)
+        let pruned = entry.history.dropFirst(kept).reversed().map(\.count)
+        entry.history.removeLast(entry.history.count - kept)
         return pruned
+    }
+
+    /// How many generations, newest first (`newest`, then `history`), fit `history-depth` and
+    /// `max-history-bytes`: the oldest go first, so what fits is the longest such run from the
+    /// front.
+    private static func fitting(_ history: [Generation], after newest: Generation?, _ limits: Limits) -> Int {
+        var kept = 0, bytes: UInt64 = 0
+        func keeps(_ generation: Generation) -> Bool {
+            guard UInt64(kept) < limits.historyDepth, bytes + generation.byteCount <= limits.maxHistoryBytes else { return false }
+            kept += 1
+            bytes += generation.byteCount
+            return true
+        }
+        if let newest, !keeps(newest) { return 0 }
+        for generation in history {
+            guard keeps(generation) else { break }
+        }
+        return kept
     }
 
     static func nowMilliseconds() -> UInt64 {
