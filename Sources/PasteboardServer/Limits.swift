@@ -6,13 +6,17 @@ import PasteboardModel
 /// Every limit is a whole number; byte counts accept the suffixes `K`, `M`, `G` (powers of 1024)
 /// and times are in milliseconds.
 public struct Limits: Sendable, Equatable {
-    /// The values by key, every key of ``Limits/defaults`` present.
-    public private(set) var values: [String: UInt64]
-
     /// The keys in the order the `Limits` property lists them.
-    public static let keys: [String] = [
-        "max-item-bytes", "max-inline-bytes", "max-pasteboard-bytes", "max-items", "max-pasteboards",
-        "history-depth", "max-history-bytes", "max-types-per-item", "transfer-idle-timeout-ms", "max-transfers", "provider-timeout-ms",
+    public static var keys: [String] { named.map(\.key) }
+
+    /// Each key and the property that holds its value. The properties are stored, and read on
+    /// every call; a key is looked up only to set or report a limit.
+    private static let named: [(key: String, value: any WritableKeyPath<Limits, UInt64> & Sendable)] = [
+        ("max-item-bytes", \.maxItemBytes), ("max-inline-bytes", \.maxInlineBytes),
+        ("max-pasteboard-bytes", \.maxPasteboardBytes), ("max-items", \.maxItems), ("max-pasteboards", \.maxPasteboards),
+        ("history-depth", \.historyDepth), ("max-history-bytes", \.maxHistoryBytes), ("max-types-per-item", \.maxTypesPerItem),
+        ("transfer-idle-timeout-ms", \.transferIdleTimeoutMilliseconds), ("max-transfers", \.maxTransfers),
+        ("provider-timeout-ms", \.providerTimeoutMilliseconds),
     ]
 
     /// Defaults for a desktop: a 1 GiB image or video fits, a runaway client does not take the disk.
@@ -42,16 +46,16 @@ public struct Limits: Sendable, Equatable {
     ]
 
     public init() {
-        values = Self.defaults
-        refreshNamed()
+        for (key, value) in Self.named {
+            self[keyPath: value] = Self.defaults[key] ?? 0
+        }
     }
 
+    /// The limit `key`; 0 for a key that is not a limit.
     public subscript(key: String) -> UInt64 {
-        values[key] ?? 0
+        Self.named.first { $0.key == key }.map { self[keyPath: $0.value] } ?? 0
     }
 
-    // The limits by name, read on every call: stored, where reading `values` would hash the
-    // key each time.
     public private(set) var maxItemBytes: UInt64 = 0
     public private(set) var maxInlineBytes: UInt64 = 0
     public private(set) var maxPasteboardBytes: UInt64 = 0
@@ -64,20 +68,6 @@ public struct Limits: Sendable, Equatable {
     public private(set) var maxTransfers: UInt64 = 0
     public private(set) var providerTimeoutMilliseconds: UInt64 = 0
 
-    private mutating func refreshNamed() {
-        maxItemBytes = self["max-item-bytes"]
-        maxInlineBytes = self["max-inline-bytes"]
-        maxPasteboardBytes = self["max-pasteboard-bytes"]
-        maxItems = self["max-items"]
-        maxPasteboards = self["max-pasteboards"]
-        historyDepth = self["history-depth"]
-        maxHistoryBytes = self["max-history-bytes"]
-        maxTypesPerItem = self["max-types-per-item"]
-        transferIdleTimeoutMilliseconds = self["transfer-idle-timeout-ms"]
-        maxTransfers = self["max-transfers"]
-        providerTimeoutMilliseconds = self["provider-timeout-ms"]
-    }
-
     /// Applies one `KEY=VALUE` setting.
     ///
     /// - Throws: a message naming the valid keys, or saying what a value must look like.
@@ -87,14 +77,13 @@ public struct Limits: Sendable, Equatable {
         }
         let key = String(setting[..<equals])
         let text = String(setting[setting.index(after: equals)...])
-        guard Self.defaults[key] != nil else {
+        guard let property = Self.named.first(where: { $0.key == key })?.value else {
             throw LimitError("unknown limit '\(key)'; the limits are: \(Self.keys.joined(separator: ", "))")
         }
         guard let value = Self.parse(text) else {
             throw LimitError("'\(text)' is not a whole number for \(key) (byte counts may end in K, M or G)")
         }
-        values[key] = value
-        refreshNamed()
+        self[keyPath: property] = value
     }
 
     static func parse(_ text: String) -> UInt64? {
