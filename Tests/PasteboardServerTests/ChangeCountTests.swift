@@ -97,11 +97,11 @@ struct ChangeCountTests {
     /// The server keeps the last `Changed` of recent pasteboards to copy for the next change
     /// with the same types (``ChangeSignals``): every copy must still carry its own name, count
     /// and types, whatever the name's length (which moves the count), when the types change,
-    /// and when more names than it keeps push one another out.
+    /// and when more names than it keeps (300 in 256 slots) push one another out.
     @Test func repeatedChangesAnnounceTheirOwnCountsAndTypes() async throws {
         let h = try await Harness()
         let signals = try await h.recordSignals()
-        let names = (1...20).map { String(repeating: "n", count: $0) } + (0..<80).map { "other-\($0)" }
+        let names = (1...20).map { String(repeating: "n", count: $0) } + (0..<280).map { "other-\($0)" }
         var expected: [(name: String, count: UInt64, types: [String])] = []
         for round in 0..<4 {
             let types = round == 2 ? ["image/png", "text/plain"] : ["text/plain"]
