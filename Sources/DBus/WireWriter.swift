@@ -71,8 +71,8 @@ struct WireWriter {
         bytes.append(contentsOf: other)
     }
 
-    /// Writes `value`; false for a descriptor, an empty struct, an array element of another
-    /// type than its array's, an array over the 64 MiB D-Bus allows, or more than ``limit``.
+    /// Writes `value`; false for a descriptor, an empty struct, an element of another type than
+    /// its array's, an array over the 64 MiB D-Bus allows, or more than ``limit``.
     mutating func put(_ value: DBusValue) -> Bool {
         switch value {
         case .byte(let v): bytes.append(v)
@@ -92,6 +92,9 @@ struct WireWriter {
             put(UInt32(v.count))
             bytes.append(contentsOf: v)
         case .array(let element, let elements):
+            // An element of more than one type (`sx`) needs no check here: its extra types are
+            // in the signature but no bytes were written for them, so libdbus finds the body
+            // too short and refuses the message.
             put(UInt32(0))
             let lengthOffset = bytes.count - 4
             align(Self.alignment(ofSignature: element))

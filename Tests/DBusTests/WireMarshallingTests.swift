@@ -99,6 +99,7 @@ struct WireMarshallingTests {
             [.objectPath("not a path"), .byte(1)],
             [.signature("a{"), .byte(1)],
             [.array(element: "s", [.uint32(1)]), .byte(1)],
+            [.array(element: "sx", []), .int64(1)],
             [.structure([]), .byte(1)],
             [.bytes(Array(repeating: 0, count: WireMarshalling.maximumBodySize + 1)), .byte(1)],
         ]
