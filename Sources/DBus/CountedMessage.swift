@@ -13,21 +13,25 @@ import Glibc
 /// no call that changes an argument, but it hands out a string argument's characters as a
 /// pointer into the body, and the wire format fixes where the number after it lies: after the
 /// string's length word, its bytes and their NUL, aligned to 8. ``init(_:)`` checks that the
-/// number is found there before any copy is made.
+/// number is found there, and in which byte order (a message is in the order of whoever wrote
+/// it), before any copy is made.
 public struct CountedMessage: Sendable {
     /// The finished message; never sent itself, only copied.
     private let template: Message
     /// Where the number lies, in bytes from the string's length word (the body's start).
     private let countOffset: Int
+    /// The message's byte order is not this machine's.
+    private let swapped: Bool
 
-    /// A template of `message`, whose first argument must be a string and second a `t`;
-    /// nil for any other message.
+    /// A template of `message`, whose first argument must be a string and second a `t` that
+    /// reads differently in the two byte orders (not 0, say); nil for any other message.
     public init?(_ message: Message) {
-        guard let located = Self.countLocation(in: message.raw),
-              UnsafeRawPointer(located.body).loadUnaligned(fromByteOffset: located.offset, as: UInt64.self) == located.value
-        else { return nil }
+        guard let located = Self.countLocation(in: message.raw), located.value != located.value.byteSwapped else { return nil }
+        let stored = UnsafeRawPointer(located.body).loadUnaligned(fromByteOffset: located.offset, as: UInt64.self)
+        guard stored == located.value || stored == located.value.byteSwapped else { return nil }
         template = message
         countOffset = located.offset
+        swapped = stored != located.value
     }
 
     /// A new message equal to the template but for its number, which is `count`.
@@ -40,7 +44,7 @@ public struct CountedMessage: Sendable {
         dbus_message_iter_get_basic(&iter, &characters)
         guard let characters else { return nil }
         let body = UnsafeMutableRawPointer(mutating: characters) - 4
-        body.storeBytes(of: count, toByteOffset: countOffset, as: UInt64.self)
+        body.storeBytes(of: swapped ? count.byteSwapped : count, toByteOffset: countOffset, as: UInt64.self)
         return message
     }
 

@@ -42,6 +42,8 @@ struct CountedMessageTests {
         #expect(CountedMessage(try signal([.uint64(1), .string("a")])) == nil)
         #expect(CountedMessage(try signal([.objectPath("/a"), .uint64(1)])) == nil)
         #expect(CountedMessage(try signal([.string("a"), .uint64(1)])) != nil)
+        // A number that reads the same in both byte orders cannot tell which order to write.
+        #expect(CountedMessage(try signal([.string("a"), .uint64(0)])) == nil)
     }
 
     @Test func aCopyTravelsTheBusWithItsNumber() async throws {
