@@ -46,7 +46,8 @@ struct CountedMessageTests {
         #expect(CountedMessage(try signal([.string("a"), .uint64(0)])) == nil)
     }
 
-    @Test func aCopyTravelsTheBusWithItsNumber() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aCopyTravelsTheBusWithItsNumber() async throws {
         let bus = try TestBus()
         let sender = try Connection.connect(address: bus.address)
         let listener = try Connection.connect(address: bus.address)
