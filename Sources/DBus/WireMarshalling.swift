@@ -11,14 +11,16 @@ import CDBus
 /// here and read back by libdbus, which validates the whole message as it does every message
 /// it receives, they take 5.3 and 4.5 µs; a `t, ay` reply 2.7 µs instead of 3.3.
 ///
-/// Used for small messages of two or more arguments without descriptors (``shouldUse(_:)``):
-/// a single argument costs libdbus little, a large body mostly costs copying, which this path
-/// does twice, and descriptors travel beside the bytes. Whatever this path refuses, or libdbus
+/// Tried for messages of two or more arguments (``shouldUse(_:)``): a single argument costs
+/// libdbus little. ``message(_:arguments:)`` then refuses, before copying it, a body over
+/// ``maximumBodySize`` (a large body mostly costs copying, which this path does twice) and any
+/// descriptor (descriptors travel beside the bytes). Whatever this path refuses, or libdbus
 /// rejects, is built through the iterators instead, whose errors say what was wrong.
 enum WireMarshalling {
     /// The largest body, in bytes, for which this path is used.
     static let maximumBodySize = 16 * 1024
-    /// Room for the header: names of up to 255 bytes each (longer ones libdbus refuses anyway).
+    /// Room for the header's names and signature; a header with a longer object path goes
+    /// through the iterators.
     static let maximumHeaderSize = 2 * 1024
 
     /// The header of a message: what libdbus's `dbus_message_new_*` would put there.
