@@ -33,26 +33,32 @@ public struct MethodCall: Sendable {
     public var member: String { message.member ?? "" }
     public var signature: String { message.signature }
 
-    /// Sends the method return, then the messages `followUps` makes (signals the call
-    /// caused), made only once the reply is on its way.
+    /// Sends the method return, then the messages `followUps` makes (signals the call caused).
+    /// On the loop thread the reply leaves before they are made; elsewhere they are made first
+    /// and handed to the loop together, in one wake-up.
     public func reply(_ values: [DBusValue], then followUps: () -> [Message]) {
-        reply(values)
-        loop.send(followUps())
+        if loop.sendsAtOnce {
+            loop.send(returnMessages(values))
+            loop.send(followUps())
+        } else {
+            loop.send(returnMessages(values) + followUps())
+        }
     }
 
     /// Sends the method return, then `followUps` (signals the call caused) in that order.
     public func reply(_ values: [DBusValue] = [], followedBy followUps: [Message] = []) {
-        var messages: [Message] = []
-        if message.expectsReply {
-            do {
-                messages.append(try message.makeReturn(values))
-            } catch {
-                if let failure = message.makeError(.failed("the reply could not be encoded: \(error.message)")) {
-                    messages.append(failure)
-                }
-            }
+        loop.send(returnMessages(values) + followUps)
+    }
+
+    /// The method return carrying `values` (an error reply if they cannot be encoded); none
+    /// when the caller asked for no reply.
+    private func returnMessages(_ values: [DBusValue]) -> [Message] {
+        guard message.expectsReply else { return [] }
+        do {
+            return [try message.makeReturn(values)]
+        } catch {
+            return message.makeError(.failed("the reply could not be encoded: \(error.message)")).map { [$0] } ?? []
         }
-        loop.send(messages + followUps)
     }
 
     /// Sends an error reply.

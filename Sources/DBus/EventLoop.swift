@@ -233,15 +233,18 @@ enum Clock {
 }
 
 extension EventLoop {
+    /// Whether ``send(_:)`` from this thread hands messages to libdbus at once: on the loop
+    /// thread with nothing queued before them, not once the dispatch is over (a reply leaves
+    /// before the signals after it are even built). libdbus writes at once what fits in the
+    /// socket.
+    var sendsAtOnce: Bool {
+        loopThread.load(ordering: .relaxed) == UInt(pthread_self()) && commands.withLock({ $0.queue.isEmpty && !$0.ended }) && !state.ended
+    }
+
     /// Sends `messages` in order, from the loop thread.
     func send(_ messages: [Message]) {
         guard !messages.isEmpty else { return }
-        // On the loop thread with nothing queued before them: out now, not once the dispatch
-        // is over (a reply leaves before the signals after it are even built). libdbus writes
-        // at once what fits in the socket.
-        if loopThread.load(ordering: .relaxed) == UInt(pthread_self()),
-           commands.withLock({ $0.queue.isEmpty && !$0.ended }), !state.ended
-        {
+        if sendsAtOnce {
             for message in messages {
                 dbus_connection_send(raw, message.raw, nil)
             }
