@@ -22,7 +22,9 @@ enum PipeFeeder {
     /// ignores SIGPIPE in a process once it opens a connection, unless the app told it not to
     /// (`dbus_connection_set_change_sigpipe`) or set its own handler since, so the writer's
     /// thread blocks the signal itself.
-    static func readEnd(streaming data: Data) throws -> Int32 {
+    ///
+    /// `finished` runs on the writer's thread once it has closed its end.
+    static func readEnd(streaming data: Data, finished: (@Sendable () -> Void)? = nil) throws -> Int32 {
         var ends: [Int32] = [-1, -1]
         guard pipe2(&ends, O_CLOEXEC) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
         let (readEnd, writeEnd) = (ends[0], ends[1])
@@ -34,6 +36,7 @@ enum PipeFeeder {
             pthread_sigmask(SIG_BLOCK, &signals, nil)
             write(data, to: writeEnd)
             close(writeEnd)
+            finished?()
         }
         thread.start()
         return readEnd
