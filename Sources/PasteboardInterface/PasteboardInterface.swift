@@ -41,22 +41,6 @@ public enum PasteboardInterface {
         meansNoServer(error) ? "pasteboardd is not running there; start it with `pasteboardd &`" : error.message
     }
 
-    /// The entries of a `History` reply (`a(txas)`): count, Unix time in milliseconds, types.
-    public static func historyEntries(_ reply: [DBusValue]) -> [(count: UInt64, time: Int64, types: [String])] {
-        (reply.first?.arrayValue ?? []).compactMap { entry in
-            guard let fields = entry.structureFields, fields.count == 3 else { return nil }
-            return (fields[0].uint64Value ?? 0, fields[1].int64Value ?? 0, fields[2].stringArrayValue ?? [])
-        }
-    }
-
-    /// The arguments of a `Changed` signal (`s name, t count, as types`); nil for a signal
-    /// that does not carry them.
-    public static func changed(_ signal: Message) -> (name: String, count: UInt64, types: [String])? {
-        let arguments = signal.arguments()
-        guard arguments.count == 3, let name = arguments[0].stringValue, let count = arguments[1].uint64Value else { return nil }
-        return (name, count, arguments[2].stringArrayValue ?? [])
-    }
-
     /// The descriptor of a `ReadFd` reply, as a new one the caller owns and must close; nil
     /// when the reply carries none.
     public static func receivedDescriptor(_ reply: [DBusValue]) throws(PasteboardError) -> Int32? {

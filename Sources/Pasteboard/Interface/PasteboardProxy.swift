@@ -26,6 +26,10 @@ public final class PasteboardProxy: Sendable {
     public typealias WriteOptions = PasteboardWriteOptions
     /// One item as `Items` describes it.
     public typealias ItemInfo = PasteboardItemInfo
+    /// One entry of `History`.
+    public typealias HistoryEntry = PasteboardHistoryEntry
+    /// One `Changed` signal.
+    public typealias Change = PasteboardChangedSignal
 
     let connection: Connection
     /// This connection's `org.pasteboardd.Provider1` object, once a promise has exported it.
@@ -162,21 +166,11 @@ public final class PasteboardProxy: Sendable {
         _ = try await call("Remove", [.string(name)])
     }
 
-    /// One entry of `History`.
-    public struct HistoryEntry: Sendable, Equatable {
-        /// The change count of that generation.
-        public var count: UInt64
-        /// Unix time of the write, in milliseconds.
-        public var time: Int64
-        /// Its types, as `Types` listed them.
-        public var types: [String]
-    }
-
     /// `History`: the current contents, then earlier ones, newest first (`limit` 0: up to
     /// `history-depth`).
     public func history(_ name: String, limit: UInt32 = 0) async throws -> [HistoryEntry] {
         let reply = try await call("History", [.string(name), .uint32(limit)])
-        return PasteboardInterface.historyEntries(reply).map { HistoryEntry(count: $0.count, time: $0.time, types: $0.types) }
+        return HistoryEntry.decode(reply)
     }
 
     /// `Restore`: makes the generation `count` current again, as a new change; returns the
@@ -198,23 +192,6 @@ public final class PasteboardProxy: Sendable {
 
     // MARK: Signals
 
-    /// One `Changed` signal.
-    public struct Change: Sendable, Equatable {
-        /// The pasteboard that changed.
-        public var name: String
-        /// Its change count after the change.
-        public var count: UInt64
-        /// Its types after the change (none when cleared, removed or concealed).
-        public var types: [String]
-
-        /// A signal's arguments.
-        public init(name: String, count: UInt64, types: [String]) {
-            self.name = name
-            self.count = count
-            self.types = types
-        }
-    }
-
     /// The `Changed` signals of `name`, or of every pasteboard when `name` is nil, from the
     /// moment this returns.
     public func changes(of name: String? = nil) async throws -> AsyncStream<Change> {
@@ -228,8 +205,8 @@ public final class PasteboardProxy: Sendable {
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals {
-                    guard let changed = PasteboardInterface.changed(signal) else { continue }
-                    continuation.yield(Change(name: changed.name, count: changed.count, types: changed.types))
+                    guard let changed = Change(signal) else { continue }
+                    continuation.yield(changed)
                 }
                 continuation.finish()
             }

@@ -96,17 +96,11 @@ final class Server: Sendable {
         return fd
     }
 
-    /// One entry of `History`.
-    struct HistoryEntry: Sendable {
-        var count: UInt64
-        /// Unix time of the write, in milliseconds.
-        var time: Int64
-        var types: [String]
-    }
+    typealias HistoryEntry = PasteboardHistoryEntry
 
     func history(_ name: String, limit: UInt32) async throws -> [HistoryEntry] {
         let reply = try await call("History", [.string(name), .uint32(limit)])
-        return PasteboardInterface.historyEntries(reply).map { HistoryEntry(count: $0.count, time: $0.time, types: $0.types) }
+        return HistoryEntry.decode(reply)
     }
 
     /// Makes the generation `count` current again; returns the new change count.
@@ -116,13 +110,7 @@ final class Server: Sendable {
 
     // MARK: Signals
 
-    /// One `Changed` signal.
-    struct Change: Sendable {
-        var name: String
-        var count: UInt64
-        /// None when cleared, removed or concealed.
-        var types: [String]
-    }
+    typealias Change = PasteboardChangedSignal
 
     /// The `Changed` signals of `name`, or of every pasteboard when `name` is nil, from the
     /// moment this returns; they end when the connection is lost.
@@ -135,7 +123,7 @@ final class Server: Sendable {
             throw translate(error)
         }
         return signals.compactMap { @Sendable signal -> Change? in
-            PasteboardInterface.changed(signal).map { Change(name: $0.name, count: $0.count, types: $0.types) }
+            Change(signal)
         }
     }
 
