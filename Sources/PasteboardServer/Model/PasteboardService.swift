@@ -87,7 +87,7 @@ final class PasteboardService: @unchecked Sendable {
         for name in loaded.vanished {
             try store.save(name, loaded.entries[name]!)
         }
-        var referenced = Set<String>()
+        var referenced = loaded.uncheckedBlobs
         Self.forEachBlob(in: loaded.entries) { referenced.insert($0.id) }
         entries.withLock { $0 = loaded.entries }
         let orphans = store.removeOrphanBlobs(keeping: referenced)

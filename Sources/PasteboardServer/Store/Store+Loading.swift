@@ -20,6 +20,9 @@ extension Store {
         /// Rows whose blob file is missing or truncated, left out (and reported): deleted, so
         /// the loss is reported once.
         var lostRows: [RowKey] = []
+        /// Blob files that could not be checked (permissions, an I/O error): their rows are left
+        /// out for this run but kept, and the files must not be taken for orphans.
+        var uncheckedBlobs: Set<String> = []
     }
 
     /// The primary key of a `contents` row.
@@ -75,6 +78,7 @@ extension Store {
             }
             loaded.problems += reader.problems
             loaded.lostRows = reader.lost
+            loaded.uncheckedBlobs = reader.unchecked
             return loaded
         }
     }
@@ -91,6 +95,8 @@ private struct ItemReader {
     var problems: [String] = []
     /// The rows left out because their file is missing or truncated.
     var lost: [Store.RowKey] = []
+    /// The files that could not be checked.
+    var unchecked: Set<String> = []
     private var blobs: [String: Blob] = [:]
     private var types: [String: PasteboardType] = [:]
 
@@ -149,8 +155,17 @@ private struct ItemReader {
             return .inline(try row.withUnsafeData(atIndex: 5) { data in data.map { [UInt8]($0) } ?? [] })
         }
         let blob = blobs[blobID] ?? Blob(id: blobID, directory: blobDirectory, size: size, spare: spare)
-        guard Store.fileSize(blob.path) == size else {
+        var info = stat()
+        let found = stat(blob.path, &info) == 0
+        guard found, UInt64(info.st_size) == size else {
             blob.keepFile()
+            if !found, errno != ENOENT {
+                // Unreadable now (permissions, an I/O error) is not gone: the row stays, for a
+                // start that can read the file.
+                problems.append("pasteboard '\(name)' item \(item): the file of its \(type) data (\(blobID)) cannot be checked (\(String(cString: strerror(errno)))); it is left out until a start can")
+                unchecked.insert(blobID)
+                return nil
+            }
             problems.append("pasteboard '\(name)' item \(item) lost its \(type) data (file \(blobID) missing or truncated)")
             lost.append(Store.RowKey(pasteboard: row[0], count: row[1], item: row[2], position: row[8]))
             return nil

@@ -325,12 +325,6 @@ final class Store {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
     }
-
-    static func fileSize(_ path: String) -> UInt64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return UInt64(info.st_size)
-    }
 }
 
 struct PasteboardStoreError: Error, CustomStringConvertible {
