@@ -53,7 +53,8 @@ struct ByteReader {
         return value
     }
 
-    /// A count or index: no more than the bytes that are left could describe.
+    /// A count or index: no more than the record's size could describe (a bound that keeps a
+    /// damaged count from driving a huge loop).
     mutating func count() -> Int? {
         guard let value = uint64(), value <= UInt64(source.count) else { return nil }
         return Int(value)
