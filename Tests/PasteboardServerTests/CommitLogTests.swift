@@ -149,6 +149,22 @@ struct CommitLogTests {
         #expect(try await Self.readText(h, "p") == (2, "two"))
     }
 
+    /// An append's rows are the whole contents: a small append to large contents held in the
+    /// database is not recorded on the bus thread (its record would be far larger than the
+    /// call), but takes the queue, and survives like any write.
+    @Test func aSmallAppendToLargeContentsIsNotRecordedInTheLog() async throws {
+        let h = try await Harness()
+        let marker = uniqueMarker("large-contents")
+        let items = (0..<6).map { index in [("application/octet-stream", payload(repeating: "\(marker)-\(index)", count: 60_000))] }
+        #expect(try await h.write(items, to: "large") == 1)
+        #expect(try await h.write([[("text/plain", Array("appended".utf8))]], to: "large", options: [("append", .boolean(true))]) == 2)
+        #expect(!StateFiles.holding(marker, under: h.server.stateDirectory).contains("commits.log"))
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await h.items("large").items.count == 7)
+        #expect(try await h.readData("text/plain", item: 6, in: "large") == (2, Array("appended".utf8)))
+    }
+
     @Test func aLogThatIsNotACommitLogIsStartedOver() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)

@@ -3,17 +3,23 @@ import GRDB
 /// The store's side of the ``CommitLog``: recording small changes before the database has
 /// them, and applying at start what a killed server left there.
 extension Store {
+    /// The largest record made on the bus thread: the most data a small write brings (256 KiB,
+    /// ``PasteboardObject/smallWriteBytes``) and room for the rest of its rows.
+    static let largestRecord = 320 * 1024
+
     /// Records `changes` in the ``CommitLog`` instead of committing them: they are as durable
     /// as committed, and reach the database with the next ``save(_:)``. False when the log
-    /// cannot take them (no log, or no room): nothing is recorded then.
+    /// cannot take them (no log, no room, or too large): nothing is recorded then.
     ///
-    /// The room is checked before anything is encoded: a change's rows are its whole contents
-    /// (an append's included), which may be far larger than what the call brought.
+    /// The size is checked before anything is encoded: a change's rows are its whole contents
+    /// (an append's included), which may be far larger than what the call brought. A record
+    /// over ``largestRecord`` is refused too, so that such a change takes the queue: the bus
+    /// thread encodes and copies what it records.
     func record(_ changes: [Change]) -> Bool {
         guard let log else { return false }
         let rows = changes.map(ChangeRows.init)
         let size = rows.reduce(8) { $0 + $1.encodedSize }
-        guard log.hasRoom(for: size) else { return false }
+        guard size <= Self.largestRecord, log.hasRoom(for: size) else { return false }
         var bytes = ByteWriter(reservingCapacity: size)
         bytes.uint64(UInt64(rows.count))
         rows.forEach { $0.encode(into: &bytes) }
