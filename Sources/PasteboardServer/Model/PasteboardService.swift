@@ -80,8 +80,12 @@ final class PasteboardService: @unchecked Sendable {
         try store.delete(loaded.lostRows)
         // The limits may be lower than when the history was written: they hold from the start.
         for name in Array(loaded.entries.keys) {
+            // The dropped generations' files go when their last reference does: only once the
+            // rows that name them are deleted, or a crash in between would find them missing.
+            let untrimmed = loaded.entries[name]!.history
             let pruned = Self.trimHistory(&loaded.entries[name]!, limits)
             if !pruned.isEmpty { try store.prune(name, counts: pruned) }
+            withExtendedLifetime(untrimmed) {}
         }
         listedCount = loaded.entries.values.count(where: \.isListed)
         for name in loaded.vanished {
