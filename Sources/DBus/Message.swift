@@ -1,4 +1,5 @@
 import CDBus
+import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,32 @@ public final class Message: @unchecked Sendable {
     }
 
     deinit {
-        dbus_message_unref(raw)
+        if dbus_message_contains_unix_fds(raw) != 0 {
+            Self.disposeOffThread(raw)
+        } else {
+            dbus_message_unref(raw)
+        }
+    }
+
+    /// Lets go of a message that carries descriptors on a thread of the system's.
+    ///
+    /// libdbus closes a message's own copies of its descriptors when the message goes, and
+    /// closing the last descriptor of a large memfd or deleted file frees its pages then and
+    /// there: about 125 ms per GiB. A client that hands over a memfd and closes its own copy
+    /// leaves that to whoever lets go of the message last, which in a server is a thread
+    /// others wait on (the bus thread, a service queue). The message is finished, and libdbus
+    /// counts references atomically, so any thread may drop it.
+    private static func disposeOffThread(_ raw: OpaquePointer) {
+        let message = UncheckedRaw(raw)
+        DispatchQueue.global(qos: .utility).async {
+            dbus_message_unref(message.raw)
+        }
+    }
+
+    /// A finished message's pointer, handed to the thread that lets go of it.
+    private struct UncheckedRaw: @unchecked Sendable {
+        let raw: OpaquePointer
+        init(_ raw: OpaquePointer) { self.raw = raw }
     }
 
     // MARK: Building

@@ -58,22 +58,28 @@ extension Measurements {
     /// through the read.
     private func fdRoundTrip(_ client: Connection, _ chunk: [UInt8], size: Int, through source: LargeSource) async throws -> (holding: Int, serving: Int) {
         let name = "bench-large"
-        let descriptor: UnixFileDescriptor
         var writing: DispatchSemaphore? = nil
-        switch source {
-        case .memfd:
-            descriptor = try UnixFileDescriptor.memoryFile(name: "pasteboard-bench")
-            try Self.writeRepeating(chunk, size: size, to: descriptor.rawValue)
-            lseek(descriptor.rawValue, 0, SEEK_SET)
-        case .pipe:
-            var ends: [Int32] = [0, 0]
-            guard pipe(&ends) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
-            ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
-            descriptor = UnixFileDescriptor(owning: ends[0])
-            writing = Self.writeInBackground(chunk, size: size, to: ends[1])
-        }
-        let item = DBusValue.dictionary(key: "s", value: "h", [(.string(Self.type), .unixFD(descriptor))])
-        _ = try await Self.server(client, "WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), Self.noOptions])
+        // The call holds its own copy of the descriptor: the client's is closed once the call is
+        // built, as a client that hands its data over would, so that whoever lets go last is
+        // the server (which frees a memfd's pages off its waiting threads) and not this timing.
+        let call = try { () throws -> Message in
+            let descriptor: UnixFileDescriptor
+            switch source {
+            case .memfd:
+                descriptor = try UnixFileDescriptor.memoryFile(name: "pasteboard-bench")
+                try Self.writeRepeating(chunk, size: size, to: descriptor.rawValue)
+                lseek(descriptor.rawValue, 0, SEEK_SET)
+            case .pipe:
+                var ends: [Int32] = [0, 0]
+                guard pipe(&ends) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+                ends.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+                descriptor = UnixFileDescriptor(owning: ends[0])
+                writing = Self.writeInBackground(chunk, size: size, to: ends[1])
+            }
+            let item = DBusValue.dictionary(key: "s", value: "h", [(.string(Self.type), .unixFD(descriptor))])
+            return try Self.serverCall("WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), Self.noOptions])
+        }()
+        _ = try await client.call(call)
         writing?.wait()
         let holding = try fixture.serverResidentBytes()
         let reply = try await Self.server(client, "ReadFd", [.string(name), .uint32(0), .string(Self.type), .uint64(0)])

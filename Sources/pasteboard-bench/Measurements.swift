@@ -39,6 +39,13 @@ struct Measurements {
             method: method, arguments: arguments)
     }
 
+    /// A call to the server, built but not sent.
+    static func serverCall(_ method: String, _ arguments: [DBusValue]) throws -> Message {
+        try Message.methodCall(
+            destination: BusFixture.serverName, path: BusFixture.serverPath, interface: BusFixture.serverName,
+            method: method, arguments: arguments)
+    }
+
     private func echo(_ connection: Connection, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         try await connection.call(
             destination: EchoFloor.busName, path: EchoFloor.path, interface: EchoFloor.interface,

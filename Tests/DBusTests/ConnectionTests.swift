@@ -112,6 +112,34 @@ struct ConnectionTests {
         #expect(buffer == Array("hi".utf8))
     }
 
+    /// A message's own copies of its descriptors are closed once the message goes, though
+    /// that happens off the thread that let go of it: the write end of a pipe whose read end
+    /// only a dropped message held reports the reader gone.
+    @Test func aDroppedMessageClosesItsDescriptors() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let writeEnd = UnixFileDescriptor(owning: fds[1])
+        var message: Message? = try Message.methodCall(
+            destination: nil, path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo",
+            arguments: [.unixFD(UnixFileDescriptor(owning: fds[0]))])
+        #expect(Self.readerIsGone(writeEnd, waitingMilliseconds: 0) == false)
+        #expect(message != nil)
+        message = nil
+        #expect(Self.readerIsGone(writeEnd, waitingMilliseconds: 5_000))
+    }
+
+    /// Whether every read end of the pipe behind `writeEnd` is closed (the write end polls `POLLERR`).
+    private static func readerIsGone(_ writeEnd: UnixFileDescriptor, waitingMilliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: writeEnd.rawValue, events: Int16(POLLOUT), revents: 0)
+        let deadline = Date().addingTimeInterval(Double(waitingMilliseconds) / 1000)
+        repeat {
+            entry.revents = 0
+            if poll(&entry, 1, 0) == 1, entry.revents & Int16(POLLERR) != 0 { return true }
+            usleep(1_000)
+        } while Date() < deadline
+        return false
+    }
+
     @Test func signalsArriveAfterTheReplyThatCausedThem() async throws {
         let stream = try await client.signals(matching: MatchRule(interface: "org.example.Echo", member: "Said"))
         _ = try await client.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Emit", arguments: [.string("one")])
