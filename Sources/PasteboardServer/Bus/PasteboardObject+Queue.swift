@@ -31,7 +31,8 @@ extension PasteboardObject {
     /// order with their changes staged, the batch is committed in one transaction, and only
     /// then do their answers go out.
     ///
-    /// A call that needs its caller's process (owner-only data) first commits the batch before
+    /// A call that needs its caller's process (owner-only data) takes it from what is
+    /// remembered; the first time a client needs it, the call first commits the batch before
     /// it, then waits for the lookup, a bus round trip; the calls after it wait their turn.
     ///
     /// One batch per turn on the queue: calls that arrived meanwhile are drained in a turn of
@@ -56,10 +57,13 @@ extension PasteboardObject {
         for job in jobs {
             var callerPID: UInt32? = nil
             if needsCallerPID(job.method, job.arguments) {
-                outbox.release(failure: service.commitBatch())
-                callerPID = lookUpProcess(of: job.call.sender)
-                outbox = Outbox()
-                service.beginBatch()
+                callerPID = processIDs.remembered(job.call.sender)
+                if callerPID == nil {
+                    outbox.release(failure: service.commitBatch())
+                    callerPID = lookUpProcess(of: job.call.sender)
+                    outbox = Outbox()
+                    service.beginBatch()
+                }
             }
             do throws(PasteboardError) {
                 try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)

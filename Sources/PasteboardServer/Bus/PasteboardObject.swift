@@ -69,9 +69,12 @@ final class PasteboardObject: DBusObject {
                 enqueue(method, call, arguments)
             }
         case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
+            // The caller's process, if it was looked up before: owner-only data is then
+            // answered here too, granted or denied.
+            let callerPID = processIDs.remembered(call.sender)
             do throws(PasteboardError) {
-                try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: nil)
-            } catch where error.code == .accessDenied {
+                try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: callerPID)
+            } catch where error.code == .accessDenied && callerPID == nil {
                 // Owner-only data: the caller's process must be looked up, in turn.
                 enqueue(method, call, arguments)
             } catch {

@@ -10,12 +10,17 @@ final class ProcessIDs: Sendable {
     /// The process of the connection `uniqueName`, or nil when the bus does not know it (the
     /// client has left).
     func pid(of uniqueName: String, on connection: Connection) async -> UInt32? {
-        if let pid = known.withLock({ $0[uniqueName] }) { return pid }
+        if let pid = remembered(uniqueName) { return pid }
         guard let pid = try? await connection.unixProcessID(of: uniqueName) else { return nil }
         known.withLock { known in
             if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
             known[uniqueName] = pid
         }
         return pid
+    }
+
+    /// The process of `uniqueName` if it was looked up before: no round trip, no waiting.
+    func remembered(_ uniqueName: String) -> UInt32? {
+        known.withLock { $0[uniqueName] }
     }
 }

@@ -207,7 +207,8 @@ final class PasteboardService: @unchecked Sendable {
 
     private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64, callerPID: UInt32?) throws(PasteboardError) -> (PasteboardEntry, Item) {
         let entry = entry(name)
-        if let owner = entry.ownerPID, owner != callerPID {
+        // 0: the writer's process was unknown, and such data is nobody's to read.
+        if let owner = entry.ownerPID, owner == 0 || owner != callerPID {
             throw .accessDenied("the data on '\(name)' was written owner-only by another process; only that process can read it (its types stay listed)")
         }
         if expect != 0, expect != entry.count {
