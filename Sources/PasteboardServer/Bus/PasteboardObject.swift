@@ -69,14 +69,17 @@ final class PasteboardObject: DBusObject {
                 enqueue(method, call, arguments)
             }
         case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
-            // The caller's process, if it was looked up before: owner-only data is then
-            // answered here too, granted or denied.
-            let callerPID = processIDs.remembered(call.sender)
             do throws(PasteboardError) {
-                try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: callerPID)
-            } catch where error.code == .accessDenied && callerPID == nil {
-                // Owner-only data: the caller's process must be looked up, in turn.
-                enqueue(method, call, arguments)
+                try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: nil)
+            } catch where error.code == .accessDenied {
+                // Owner-only data: answered here too when the caller's process was looked up
+                // before, else the lookup is made in turn, on the queue.
+                guard let callerPID = processIDs.remembered(call.sender) else { return enqueue(method, call, arguments) }
+                do throws(PasteboardError) {
+                    try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: callerPID)
+                } catch {
+                    fail(call, error)
+                }
             } catch {
                 fail(call, error)
             }
