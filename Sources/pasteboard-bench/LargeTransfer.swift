@@ -60,8 +60,9 @@ extension Measurements {
         let name = "bench-large"
         var writing: DispatchSemaphore? = nil
         // The call holds its own copy of the descriptor: the client's is closed once the call is
-        // built, as a client that hands its data over would, so that whoever lets go last is
-        // the server (which frees a memfd's pages off its waiting threads) and not this timing.
+        // built, as a client that hands its data over would. The last copy then goes with a
+        // message, which both sides let go of off the threads that wait (see `Message`): freeing
+        // a memfd's pages is neither the server's reply's nor this client's to wait for.
         let call = try { () throws -> Message in
             let descriptor: UnixFileDescriptor
             switch source {
