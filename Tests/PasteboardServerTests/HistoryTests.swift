@@ -51,11 +51,21 @@ struct HistoryTests {
         #expect(try await h.changeCount() == 3)
     }
 
+    /// `history-depth` counts `History`'s entries, the current contents among them.
+    @Test func holdsHistoryDepthEntriesByDefault() async throws {
+        let h = try await Harness()
+        for index in 1...40 { try await h.write(text: "\(index)") }
+        #expect(try await history(h).map(\.count) == Array((9...40).reversed()))
+        #expect(try await history(h, limit: 1000).count == 32)
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(8)])
+    }
+
     @Test func isBoundedByDepthAndBytes() async throws {
-        let h = try await Harness(limits: ["history-depth=2", "max-history-bytes=250"])
+        let h = try await Harness(limits: ["history-depth=3", "max-history-bytes=250"])
         for text in ["a", "b", "c", "d"] { try await h.write(text: text) }
-        // The current contents, then at most two earlier ones.
+        // Three entries: the current contents, then at most two earlier ones.
         #expect(try await history(h).map(\.count) == [4, 3, 2])
+        #expect(try await history(h, limit: 5).map(\.count) == [4, 3, 2])
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(1)])
         // Two earlier generations of 200 bytes exceed 250 bytes: the older one goes.
         let block = [UInt8](repeating: 7, count: 200)
@@ -115,8 +125,8 @@ struct HistoryTests {
         #expect(try await history(h).map(\.count) == [6, 5, 4, 3, 2, 1])
         #expect(h.server.terminate() == 0)
 
-        // The same store under a history of two: trimmed at start, and for good.
-        let lower = try await TestServer(bus: h.bus, stateDirectory: h.server.stateDirectory, limits: ["history-depth=2"])
+        // The same store under a history of three entries: trimmed at start, and for good.
+        let lower = try await TestServer(bus: h.bus, stateDirectory: h.server.stateDirectory, limits: ["history-depth=3"])
         #expect(try await history(h).map(\.count) == [6, 5, 4])
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(3)])
         #expect(lower.terminate() == 0)

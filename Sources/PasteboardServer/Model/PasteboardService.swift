@@ -278,7 +278,7 @@ final class PasteboardService: @unchecked Sendable {
     // MARK: History (on `queue`)
 
     /// The current contents (unless concealed, transient or owner-only), then earlier ones,
-    /// newest first; at most `limit` entries, or all that are kept when `limit` is 0.
+    /// newest first; at most `limit` entries, or `history-depth` when `limit` is 0.
     func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
         let entry = entry(name)
         var result: [(count: UInt64, time: UInt64, types: [PasteboardType])] = []
@@ -286,7 +286,8 @@ final class PasteboardService: @unchecked Sendable {
             result.append((entry.count, entry.changedAt, entry.types))
         }
         result += entry.history.map { ($0.count, $0.writtenAt, $0.types) }
-        return limit == 0 ? result : Array(result.prefix(Int(limit)))
+        let most = limit == 0 ? limits.historyDepth : min(UInt64(limit), limits.historyDepth)
+        return Array(result.prefix(Int(clamping: most)))
     }
 
     /// Makes the contents of change `count` current again, as a new change.
@@ -410,10 +411,14 @@ final class PasteboardService: @unchecked Sendable {
     /// How many generations, newest first (`newest`, then `history`), fit `history-depth` and
     /// `max-history-bytes`: the oldest go first, so what fits is the longest such run from the
     /// front.
+    ///
+    /// `history-depth` counts the entries of `History`, the current contents among them: so
+    /// one fewer earlier generation is kept.
     private static func fitting(_ history: [Generation], after newest: Generation?, _ limits: Limits) -> Int {
         var kept = 0, bytes: UInt64 = 0
+        let earlier = limits.historyDepth > 0 ? limits.historyDepth - 1 : 0
         func keeps(_ generation: Generation) -> Bool {
-            guard UInt64(kept) < limits.historyDepth, bytes + generation.byteCount <= limits.maxHistoryBytes else { return false }
+            guard UInt64(kept) < earlier, bytes + generation.byteCount <= limits.maxHistoryBytes else { return false }
             kept += 1
             bytes += generation.byteCount
             return true
