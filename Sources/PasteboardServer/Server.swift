@@ -52,9 +52,25 @@ public final class PasteboardServer: Sendable {
         self.lock = lock
     }
 
-    /// Opens the store, connects, exports the object and takes the bus name: once this returns
+    /// Connects, opens the store, exports the object and takes the bus name: once this returns
     /// the server is ready.
+    ///
+    /// A second server on the same bus is told the name is taken before it touches the state
+    /// directory, which the first one holds too when both use the default.
     public static func start(_ configuration: Configuration, logger: Logger) async throws(StartError) -> PasteboardServer {
+        let connection: Connection
+        do {
+            connection = try Connection.connect(address: configuration.address)
+        } catch {
+            throw StartError(description: "cannot connect to the bus \(configuration.address ?? Connection.sessionBusAddress() ?? "(none: DBUS_SESSION_BUS_ADDRESS is not set)"): \(error.message)")
+        }
+        guard connection.canPassFileDescriptors else {
+            throw StartError(description: "the bus at \(connection.address) cannot pass file descriptors, which pasteboardd needs")
+        }
+        if let owner = (try? await connection.nameOwner(busName)) ?? nil {
+            throw nameTaken(on: connection, by: owner)
+        }
+
         let lock: StateLock
         let service: PasteboardService
         do {
@@ -65,15 +81,6 @@ public final class PasteboardServer: Sendable {
             throw StartError(description: "cannot use the state directory \(configuration.stateDirectory): \(error)")
         }
 
-        let connection: Connection
-        do {
-            connection = try Connection.connect(address: configuration.address)
-        } catch {
-            throw StartError(description: "cannot connect to the bus \(configuration.address ?? Connection.sessionBusAddress() ?? "(none: DBUS_SESSION_BUS_ADDRESS is not set)"): \(error.message)")
-        }
-        guard connection.canPassFileDescriptors else {
-            throw StartError(description: "the bus at \(connection.address) cannot pass file descriptors, which pasteboardd needs")
-        }
         do {
             let object = PasteboardObject(service: service, connection: connection)
             try connection.export(object, at: PasteboardObject.path)
@@ -81,8 +88,7 @@ public final class PasteboardServer: Sendable {
             case .primaryOwner, .alreadyOwner:
                 object.startTimers()
             case .exists, .inQueue:
-                let owner = (try? await connection.nameOwner(busName)) ?? nil
-                throw StartError(description: "the name \(busName) is already taken on the bus \(connection.address)\(owner.map { " (by \($0))" } ?? ""): another pasteboardd is running there")
+                throw nameTaken(on: connection, by: (try? await connection.nameOwner(busName)) ?? nil)
             }
         } catch let error as StartError {
             throw error
@@ -91,6 +97,10 @@ public final class PasteboardServer: Sendable {
         }
         logger.info("serving \(busName) on \(connection.address), state in \(configuration.stateDirectory)")
         return PasteboardServer(connection: connection, service: service, lock: lock)
+    }
+
+    private static func nameTaken(on connection: Connection, by owner: String?) -> StartError {
+        StartError(description: "the name \(busName) is already taken on the bus \(connection.address)\(owner.map { " (by \($0))" } ?? ""): another pasteboardd is running there")
     }
 
     /// Waits until the bus connection is lost.
