@@ -20,10 +20,11 @@
 /// 2. Parameters: a type conforms to one asking for a subset of its parameters, so
 ///    `text/plain;charset=utf-8` conforms to `text/plain` (distance + 1); a request with a
 ///    parameter is satisfied only by types carrying the same parameter.
-/// 3. The essences must conform: by the database's subclass chains (transitively), every
-///    `text/*` to `text/plain`, and every type, identifiers like `com.example.todo`
-///    included, to `application/octet-stream` at ``octetStreamDistance``, the largest
-///    distance, except `inode/*` types, which are not streams of bytes.
+/// 3. The essences must conform: by the database's subclass chains (transitively, distance
+///    + 2 per step, so that a subclass is never closer than the asked-for type with extra
+///    parameters), every `text/*` to `text/plain`, and every type, identifiers like
+///    `com.example.todo` included, to `application/octet-stream` at ``octetStreamDistance``,
+///    the largest distance, except `inode/*` types, which are not streams of bytes.
 ///
 /// The value is immutable and `Sendable`; every table is built once, when it is created.
 public struct MIMEDatabase: Sendable {
@@ -97,8 +98,8 @@ public struct MIMEDatabase: Sendable {
         conformanceDistance(from: type, to: other) != nil
     }
 
-    /// How far `type` is from `other` when it conforms to it: 0 for the same type, more for
-    /// each step up a subclass chain or for extra parameters, ``octetStreamDistance`` for
+    /// How far `type` is from `other` when it conforms to it: 0 for the same type, 2 for each
+    /// step up a subclass chain and 1 for extra parameters, ``octetStreamDistance`` for
     /// `application/octet-stream`; `nil` when it does not conform.
     ///
     /// Used to pick, among an item's types, the one closest to what was asked for.
@@ -114,7 +115,10 @@ public struct MIMEDatabase: Sendable {
         let parameterDistance = offeredParameters.count > wantedParameters.count ? 1 : 0
 
         guard let essenceDistance = essenceDistance(from: type, to: other) else { return nil }
-        return essenceDistance + parameterDistance
+        // A subclass step outweighs extra parameters: asked for `text/plain`, an item offering
+        // `text/html` and `text/plain;charset=utf-8` gives the plain text.
+        let steps = essenceDistance >= Self.octetStreamDistance ? essenceDistance : 2 * essenceDistance
+        return steps + parameterDistance
     }
 
     /// The index of the offered type closest to `request`, the earliest on a tie (items list

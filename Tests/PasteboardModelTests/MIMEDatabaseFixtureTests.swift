@@ -67,22 +67,22 @@ struct MIMEDatabaseFixtureTests {
         "distances through the fixture",
         arguments: [
             ("application/x-child", "application/x-child", 0),
-            ("application/x-child", "application/x-parent", 1),
-            ("application/x-child", "application/x-grandparent", 2),
-            ("application/x-child", "application/x-extra", 1),
+            ("application/x-child", "application/x-parent", 2),
+            ("application/x-child", "application/x-grandparent", 4),
+            ("application/x-child", "application/x-extra", 2),
             ("application/x-old-name", "application/x-child", 0),
-            ("application/x-old-name", "application/x-grandparent", 2),
-            ("application/x-child", "application/x-old-parent", 1),
-            ("application/x-adopted", "application/x-parent", 1),
-            ("application/x-adopted", "application/x-grandparent", 2),
-            ("application/x-loop-a", "application/x-loop-b", 1),
-            ("application/x-loop-b", "application/x-loop-a", 1),
+            ("application/x-old-name", "application/x-grandparent", 4),
+            ("application/x-child", "application/x-old-parent", 2),
+            ("application/x-adopted", "application/x-parent", 2),
+            ("application/x-adopted", "application/x-grandparent", 4),
+            ("application/x-loop-a", "application/x-loop-b", 2),
+            ("application/x-loop-b", "application/x-loop-a", 2),
             ("application/x-loop-a", "application/x-loop-a", 0),
-            ("image/x-fancy", "image/png", 1),
-            ("application/x-child;v=1", "application/x-parent", 2),
-            ("application/x-child;v=1", "application/x-parent;v=1", 1),
-            ("text/anything", "text/plain", 1),
-            ("inode/x-special", "inode/directory", 1),
+            ("image/x-fancy", "image/png", 2),
+            ("application/x-child;v=1", "application/x-parent", 3),
+            ("application/x-child;v=1", "application/x-parent;v=1", 2),
+            ("text/anything", "text/plain", 2),
+            ("inode/x-special", "inode/directory", 2),
         ])
     func distances(offered: String, wanted: String, expected: Int) throws {
         let database = try fixture()
@@ -132,7 +132,7 @@ struct MIMEDatabaseFixtureTests {
         defer { Self.remove(empty) }
         let database = MIMEDatabase(directories: [empty, empty + "/missing"])
         #expect(database.isBuiltIn)
-        #expect(try database.conformanceDistance(from: make("image/svg+xml"), to: make("application/xml")) == 1)
+        #expect(try database.conformanceDistance(from: make("image/svg+xml"), to: make("application/xml")) == 2)
         #expect(try database.conformanceDistance(from: make("application/x-pdf"), to: make("application/pdf")) == 0)
         #expect(try database.conforms(make("application/json"), to: make("text/plain")))
         #expect(try !database.conforms(make("image/png"), to: make("image/jpeg")))
@@ -143,7 +143,7 @@ struct MIMEDatabaseFixtureTests {
     func fromText() throws {
         let database = MIMEDatabase(subclasses: "a/child a/parent\n", aliases: "")
         #expect(!database.isBuiltIn)
-        #expect(try database.conformanceDistance(from: make("a/child"), to: make("a/parent")) == 1)
+        #expect(try database.conformanceDistance(from: make("a/child"), to: make("a/parent")) == 2)
         #expect(try database.conformanceDistance(from: make("a/parent"), to: make("a/child")) == nil)
 
         let aliasesOnly = try Self.makeDataDirectory(subclasses: nil, aliases: "a/old a/new\n")

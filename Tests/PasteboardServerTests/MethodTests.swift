@@ -137,6 +137,9 @@ struct MethodTests {
             [("image/png", [9, 9])],
         ])
         #expect(try await h.readBest(["text/plain;charset=utf-8"], item: 0) == (1, "text/plain;charset=utf-8", "x".bytes))
+        // HTML is text too, but plain text with a charset is the better answer to plain text.
+        #expect(try await h.readBest(["text/plain"], item: 0) == (1, "text/plain;charset=utf-8", "x".bytes))
+        #expect(try await h.readBest(["public.plain-text"], item: 0) == (1, "text/plain;charset=utf-8", "x".bytes))
         #expect(try await h.readBest(["image/png", "text/html"], item: 0) == (1, "text/html", "<p>x</p>".bytes))
         #expect(try await h.readBest(["public.png"], item: 1) == (1, "image/png", [9, 9]))
         await h.expectFailure("NoSuchType", "ReadBest", [.string("general"), .uint32(1), .strings(["text/plain"]), .uint64(0)])
