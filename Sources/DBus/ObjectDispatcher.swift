@@ -55,7 +55,19 @@ enum ObjectDispatcher {
                 }
             }
         case ("Set", "ssv"):
-            call.fail(.propertyReadOnly("the properties of this object are read-only"))
+            // Read-only, but an unknown interface or property is told as such, as for `Get`.
+            let interface = arguments[0].stringValue ?? ""
+            let wanted = arguments[1].stringValue ?? ""
+            Task { () async -> Void in
+                do throws(DBusError) {
+                    guard try await object.properties(of: interface).contains(where: { $0.name == wanted }) else {
+                        return call.fail(.unknownProperty("\(interface) has no property '\(wanted)'"))
+                    }
+                    call.fail(.propertyReadOnly("\(interface).\(wanted) is read-only"))
+                } catch {
+                    call.fail(error)
+                }
+            }
         case ("Get", _), ("GetAll", _), ("Set", _):
             call.fail(.invalidArgs("wrong arguments '\(call.signature)' for \(properties).\(call.member)"))
         default:

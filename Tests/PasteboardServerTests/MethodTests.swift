@@ -237,6 +237,9 @@ struct MethodTests {
         await h.expectFailure("org.freedesktop.DBus.Error.UnknownProperty", "Get", [.string(Harness.interface), .string("Nope")], interface: "org.freedesktop.DBus.Properties")
         await h.expectFailure("org.freedesktop.DBus.Error.UnknownInterface", "Get", [.string("org.example.Nope"), .string("Version")], interface: "org.freedesktop.DBus.Properties")
         await h.expectFailure("org.freedesktop.DBus.Error.PropertyReadOnly", "Set", [.string(Harness.interface), .string("Version"), .variant(.string("9"))], interface: "org.freedesktop.DBus.Properties")
+        await h.expectFailure("org.freedesktop.DBus.Error.UnknownProperty", "Set", [.string(Harness.interface), .string("Nope"), .variant(.string("9"))], interface: "org.freedesktop.DBus.Properties")
+        await h.expectFailure("org.freedesktop.DBus.Error.UnknownInterface", "Set", [.string("org.example.Nope"), .string("Version"), .variant(.string("9"))], interface: "org.freedesktop.DBus.Properties")
+        #expect(try await h.property("Version") == .string(version))
     }
 
     @Test func limitsPropertyReportsTheCommandLine() async throws {
