@@ -95,6 +95,19 @@ struct PromiseTests {
         await gone.waitUntilDisconnected()
         let left = await h.expectFailure("ProviderFailed", "ReadData", [.string("gone"), .uint32(0), .string("text/plain"), .uint64(0)])
         #expect(left?.message.contains("left the bus") == true, "\(String(describing: left))")
+
+        // A writer that leaves while it is being asked: told at once, and as such.
+        let leaving = try h.connect()
+        let asked = TestProvider([:], answers: false)
+        try leaving.export(asked, at: "/org/pasteboardd/Provider1")
+        _ = try await promise(h, [["text/plain"]], by: leaving, to: "leaving")
+        let start = ContinuousClock.now
+        async let reading: DBusError? = h.expectFailure("ProviderFailed", "ReadData", [.string("leaving"), .uint32(0), .string("text/plain"), .uint64(0)])
+        #expect(await eventually(timeout: .seconds(5)) { !asked.calls.withLock { $0.isEmpty } })
+        leaving.close()
+        let midway = await reading
+        #expect(midway?.message.contains("left the bus without answering") == true, "\(String(describing: midway))")
+        #expect(ContinuousClock.now - start < .seconds(3))
     }
 
     @Test func promisedContentsStayOffTheDiskAndOutOfHistory() async throws {

@@ -25,6 +25,7 @@ extension PasteboardObject {
     func provide(_ promise: Promise) async throws -> Payload {
         let limits = service.limits
         let reply: Message
+        let asked = ContinuousClock.now
         do {
             let message = try Message.methodCall(
                 destination: promise.provider, path: "/org/pasteboardd/Provider1", interface: "org.pasteboardd.Provider1", method: "Provide",
@@ -32,9 +33,12 @@ extension PasteboardObject {
             message.setAutoStart(false)
             reply = try await connection.call(message, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)))
         } catch {
+            // NoReply is also the bus's answer when the writer leaves before answering.
+            let timedOut = ContinuousClock.now - asked >= .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds))
             let reason = switch error.name {
             case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName: "it has left the bus"
-            case "org.freedesktop.DBus.Error.NoReply": "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
+            case "org.freedesktop.DBus.Error.NoReply" where timedOut: "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
+            case "org.freedesktop.DBus.Error.NoReply": "it left the bus without answering"
             default: "it answered \(error.name): \(error.message)"
             }
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: \(reason)")
