@@ -436,7 +436,11 @@ final class PasteboardService: @unchecked Sendable {
         return UInt64(spec.tv_sec) * 1000 + UInt64(spec.tv_nsec) / 1_000_000
     }
 
+    /// `types` for an error message: the first ten, and how many more, so that a request of
+    /// thousands of types does not come back as a message of megabytes.
     static func list(_ types: [PasteboardType]) -> String {
-        types.isEmpty ? "nothing" : types.map(\.rawValue).joined(separator: ", ")
+        guard !types.isEmpty else { return "nothing" }
+        let shown = types.prefix(10).map(\.rawValue).joined(separator: ", ")
+        return types.count > 10 ? "\(shown) and \(types.count - 10) more" : shown
     }
 }
