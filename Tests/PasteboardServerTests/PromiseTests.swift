@@ -110,19 +110,53 @@ struct PromiseTests {
         #expect(ContinuousClock.now - start < .seconds(3))
     }
 
-    @Test func promisedContentsStayOffTheDiskAndOutOfHistory() async throws {
+    /// Promised contents are contents: they survive `kill -9` and enter the history. After the
+    /// restart the writer, still on the bus, is asked again; once it has left, reads fail with
+    /// `ProviderFailed` while the types stay listed.
+    @Test func promisedContentsSurviveACrashAndEnterTheHistory() async throws {
+        let h = try await Harness()
+        let writer = try h.connect()
+        let provider = TestProvider(["text/plain": Array("p".utf8)])
+        try writer.export(provider, at: "/org/pasteboardd/Provider1")
+        try await h.write(text: "plain")
+        #expect(try await promise(h, [["text/plain"]], by: writer) == 2)
+        #expect(try await h.readData("text/plain").data == Array("p".utf8))
+        let history = try await h.call("History", [.string("general"), .uint32(0)])
+        #expect(history.first?.arrayValue?.compactMap { $0.structureFields?.first?.uint64Value } == [2, 1])
+
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await h.types() == (2, ["text/plain"]))
+        #expect(try await h.items().items.first?.sizes == [-1])
+        #expect(try await h.readData("text/plain") == (2, Array("p".utf8)))
+        #expect(provider.calls.withLock { $0.count } == 2)
+
+        // Restored after a later write: the writer is asked for what it promised, as promised.
+        try await h.write(text: "later")
+        #expect(try await h.call("Restore", [.string("general"), .uint64(2)]).first?.uint64Value == 4)
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(try await h.readData("text/plain") == (4, Array("p".utf8)))
+        #expect(provider.calls.withLock { $0.last } == [.string("general"), .uint64(2), .uint32(0), .string("text/plain")])
+
+        writer.close()
+        await writer.waitUntilDisconnected()
+        try await h.server.restart()
+        #expect(try await h.types() == (4, ["text/plain"]))
+        let failed = await h.expectFailure("ProviderFailed", "ReadData", [.string("general"), .uint32(0), .string("text/plain"), .uint64(0)])
+        #expect(failed?.message.contains("left the bus") == true, "\(String(describing: failed))")
+    }
+
+    @Test func transientPromisesStayOffTheDisk() async throws {
         let h = try await Harness()
         let writer = try h.connect()
         try writer.export(TestProvider(["text/plain": Array("p".utf8)]), at: "/org/pasteboardd/Provider1")
-        try await h.write(text: "plain")
-        _ = try await promise(h, [["text/plain"]], by: writer)
-        #expect(try await h.readData("text/plain").data == Array("p".utf8))
-        let history = try await h.call("History", [.string("general"), .uint32(0)])
-        #expect(history.first?.arrayValue?.count == 1)
+        let reply = try await h.call("WritePromised", [.string("general"), .array(element: "as", [.strings(["text/plain"])]), Harness.options([("transient", .boolean(true))])], on: writer)
+        #expect(reply.first?.uint64Value == 1)
+        #expect(try await h.call("History", [.string("general"), .uint32(0)]).first?.arrayValue?.isEmpty == true)
         h.server.kill9()
         try await h.server.restart()
-        // The promise went with the writer's connection to the old server: empty, count moved on.
-        #expect(try await h.types() == (3, []))
+        #expect(try await h.types() == (2, []))
     }
 
     @Test func malformedPromisesAreRefused() async throws {

@@ -42,18 +42,10 @@ struct PasteboardEntry: Sendable {
     /// Earlier contents, newest first (never concealed or transient ones).
     var history: [Generation] = []
 
-    /// Holds promised data, which lives only as long as its writer's connection: such contents
-    /// are kept off the disk like transient ones.
-    var hasPromises: Bool {
-        items.contains { $0.representations.contains { $0.payload.isPromise } }
-    }
-
-    /// Kept out of the store (concealed, transient, or holding promises): only the count is saved.
-    var staysOffDisk: Bool { isVolatile || hasPromises }
-
-    /// Whether these contents may be listed by `History` and restored: not empty, and none of
-    /// concealed, transient, owner-only or promised.
-    var entersHistory: Bool { !items.isEmpty && !staysOffDisk && ownerPID == nil }
+    /// Whether these contents may be listed by `History` and restored: not empty, and neither
+    /// concealed, transient nor owner-only. (Promised contents enter it: a restored promise is
+    /// asked of its writer like the original.)
+    var entersHistory: Bool { !items.isEmpty && !isVolatile && ownerPID == nil }
 
     /// The types a `Changed` signal announces: none for concealed contents.
     var announcedTypes: [PasteboardType] { isConcealed ? [] : types }

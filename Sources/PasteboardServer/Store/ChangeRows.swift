@@ -11,12 +11,16 @@ struct ChangeRows: Equatable, Sendable {
         let position: Int
         let type: String
         let size: UInt64
-        /// The bytes of an inline payload, or the blob file's id.
+        /// The bytes of an inline payload, the blob file's id, or a promise's writer.
         let data: Data
 
         enum Data: Equatable, Sendable {
             case inline([UInt8])
             case blob(String)
+            /// Promised data not asked for yet, or asked for in an earlier run: after a restart
+            /// the writer is asked (again) on the first read. `count` and `item` are those the
+            /// writer's `WritePromised` gave it, which `Provide` names.
+            case promised(provider: String, count: UInt64, item: UInt32)
         }
     }
 
@@ -26,7 +30,7 @@ struct ChangeRows: Equatable, Sendable {
     let changedAt: UInt64
     let expiresAt: UInt64?
     let ownerPID: UInt32?
-    /// Concealed, transient or promised: only the count reaches the disk.
+    /// Concealed or transient: only the count reaches the disk.
     let volatile: Bool
     /// The previous contents entered the history: their rows stay.
     let keepsPrevious: Bool
@@ -37,11 +41,11 @@ struct ChangeRows: Equatable, Sendable {
 }
 
 extension ChangeRows {
-    /// The rows of `change`. Contents holding a promise stay off the disk (``PasteboardEntry/staysOffDisk``):
-    /// only their count is saved, so no promise ever reaches a row.
+    /// The rows of `change`. Concealed and transient contents stay off the disk: only their
+    /// count is saved.
     init(_ change: Store.Change) {
         let entry = change.entry
-        let volatile = entry.staysOffDisk
+        let volatile = entry.isVolatile
         var representations: [Representation] = []
         if !volatile {
             for (itemIndex, item) in entry.items.enumerated() {
@@ -50,7 +54,7 @@ extension ChangeRows {
                     switch representation.payload {
                     case .inline(let bytes): data = .inline(bytes)
                     case .file(let blob): data = .blob(blob.id)
-                    case .promised: preconditionFailure("contents with promises stay off the disk")
+                    case .promised(let promise): data = .promised(provider: promise.provider, count: promise.count, item: promise.item)
                     }
                     representations.append(Representation(
                         item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data))
@@ -95,6 +99,7 @@ extension ChangeRows {
             switch representation.data {
             case .inline(let data): size += 8 + data.count
             case .blob(let id): size += 8 + id.utf8.count
+            case .promised(let provider, _, _): size += 8 + provider.utf8.count + 8 + 8
             }
         }
         return size
@@ -128,6 +133,11 @@ extension ChangeRows {
             case .blob(let id):
                 bytes.byte(1)
                 bytes.string(id)
+            case .promised(let provider, let count, let item):
+                bytes.byte(2)
+                bytes.string(provider)
+                bytes.uint64(count)
+                bytes.uint64(UInt64(item))
             }
         }
     }
@@ -164,6 +174,9 @@ extension ChangeRows {
                 // An id names a file in the blob directory: never a path.
                 guard let id = bytes.string(), Store.isBlobID(id) else { return nil }
                 data = .blob(id)
+            case 2:
+                guard let provider = bytes.string(), let count = bytes.uint64(), let item = bytes.uint64().flatMap(UInt32.init(exactly:)) else { return nil }
+                data = .promised(provider: provider, count: count, item: item)
             default:
                 return nil
             }

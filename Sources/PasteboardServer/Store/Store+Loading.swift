@@ -65,7 +65,10 @@ extension Store {
             // pasteboard's own count are its contents, the others its history (oldest first
             // here, so each history is turned around at the end).
             var reader = ItemReader(blobDirectory: blobDirectory, spare: spare)
-            try reader.read(db, sql: "SELECT pasteboard, count, item, type, size, data, blob, written_at, position FROM contents ORDER BY pasteboard, count, item, position") { name, count, writtenAt, items in
+            try reader.read(db, sql: """
+                SELECT pasteboard, count, item, type, size, data, blob, written_at, position, provider, promise_count, promise_item
+                FROM contents ORDER BY pasteboard, count, item, position
+                """) { name, count, writtenAt, items in
                 guard let entry = loaded.entries[name] else { return }
                 if entry.count == count {
                     loaded.entries[name]!.items = items
@@ -85,7 +88,8 @@ extension Store {
 }
 
 /// Turns representation rows (`pasteboard, count, item, type, size, data, blob, written_at,
-/// position`, ordered by the first three) into the items of each pasteboard and count.
+/// position, provider, promise_count, promise_item`, ordered by the first three) into the items
+/// of each pasteboard and count.
 ///
 /// One blob file gives one ``Blob`` object however many rows name it (across the current
 /// contents and the history), so that it is deleted only when none of them is left.
@@ -148,8 +152,14 @@ private struct ItemReader {
         return type
     }
 
-    /// The row's data: inline bytes, or its blob file when that is intact (nil, reported, when not).
+    /// The row's data: inline bytes, a promise, or its blob file when that is intact (nil,
+    /// reported, when not).
     private mutating func payload(_ row: Row, name: PasteboardName, item: Int, type: PasteboardType) throws -> Payload? {
+        if let provider = row[9] as String? {
+            let count = UInt64(bitPattern: row[10] as Int64? ?? 0)
+            let promised = UInt32(truncatingIfNeeded: row[11] as Int64? ?? 0)
+            return .promised(Promise(provider: provider, name: name, count: count, item: promised, type: type))
+        }
         let size = UInt64(bitPattern: row[4])
         guard let blobID = row[6] as String? else {
             return .inline(try row.withUnsafeData(atIndex: 5) { data in data.map { [UInt8]($0) } ?? [] })

@@ -193,6 +193,15 @@ final class Store {
                 ALTER TABLE pasteboard_v5 RENAME TO pasteboard;
                 """)
         }
+        migrator.registerMigration("v6: promises") { db in
+            // A promise's row holds no data: the writer's unique name and what its
+            // `WritePromised` gave it, so that a later run can still ask it.
+            try db.execute(sql: """
+                ALTER TABLE contents ADD COLUMN provider TEXT;
+                ALTER TABLE contents ADD COLUMN promise_count INTEGER;
+                ALTER TABLE contents ADD COLUMN promise_item INTEGER;
+                """)
+        }
         return migrator
     }
 
@@ -292,15 +301,20 @@ final class Store {
                 .integer(change.volatile),
             ])
         for representation in change.representations {
-            let data: SQLValue, blobID: SQLValue
+            var data = SQLValue.null, blobID = SQLValue.null
+            var provider = SQLValue.null, promiseCount = SQLValue.null, promiseItem = SQLValue.null
             switch representation.data {
-            case .inline(let bytes): (data, blobID) = (.bytes(bytes), .null)
-            case .blob(let id): (data, blobID) = (.null, .text(id))
+            case .inline(let bytes): data = .bytes(bytes)
+            case .blob(let id): blobID = .text(id)
+            case .promised(let writer, let count, let item): (provider, promiseCount, promiseItem) = (.text(writer), .integer(count), .integer(Int(item)))
             }
             try db.run(
-                "INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                """
+                INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at, provider, promise_count, promise_item)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
                 [key, .integer(change.count), .integer(representation.item), .integer(representation.position), .text(representation.type),
-                 .integer(representation.size), data, blobID, .integer(change.changedAt)])
+                 .integer(representation.size), data, blobID, .integer(change.changedAt), provider, promiseCount, promiseItem])
         }
     }
 
