@@ -46,7 +46,13 @@ struct CommitLogTests {
         let h = try await Harness()
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))]], to: "mixed")
+        let writer = try h.connect()
+        try writer.export(TestProvider(["text/x-later": Array("promised".utf8)]), at: "/org/pasteboardd/Provider1")
+        let promised = try await h.call("WritePromised", [.string("promised"), .array(element: "as", [.strings(["text/x-later"])]), Harness.options([])], on: writer)
+        #expect(promised.first?.uint64Value == 1)
         let locker = try await FailedCommitTests.lockStore(h, seconds: 6)
+        // Appended to a promise: the record holds the promise too.
+        #expect(try await h.write([[("text/plain", Array("b".utf8))]], to: "promised", options: [("append", .boolean(true))]) == 2)
         // Appended to a blob, two items of several types, an expiry; a concealed write; a clear.
         #expect(try await h.write(
             [[("text/plain", Array("a".utf8)), ("text/html", Array("<b>a</b>".utf8))], [("image/png", [0x89, 0x50])]],
@@ -69,7 +75,9 @@ struct CommitLogTests {
         #expect(try await h.types("secret") == (2, []))
         StateFiles.expectAbsent("hunter2-in-the-log", from: h.server, "after the restart")
         #expect(try await h.types("cleared") == (2, []))
-        #expect(try await h.listPasteboards() == ["cleared", "mixed", "secret"])
+        #expect(try await h.types("promised") == (2, ["text/x-later", "text/plain"]))
+        #expect(try await h.readData("text/x-later", in: "promised") == (2, Array("promised".utf8)))
+        #expect(try await h.listPasteboards() == ["cleared", "mixed", "promised", "secret"])
     }
 
     @Test(.timeLimit(.minutes(1)))
