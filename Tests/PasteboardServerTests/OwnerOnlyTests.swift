@@ -102,23 +102,63 @@ struct OwnerOnlyTests {
         try await expectPbctlDenied(h)
     }
 
-    @Test func appendKeepsItAndAPlainWriteOrClearEndsIt() async throws {
+    /// `owner-only` belongs to the items written with it: appended items, by the owner or by
+    /// another process, keep their own handling, and a plain write or a clear ends it.
+    @Test func ownerOnlyBelongsToTheItemsWrittenWithIt() async throws {
         let h = try await Harness()
         #expect(try await h.write([[(Self.text, "mine".bytes)]], options: Self.ownerOnly) == 1)
-        // Appending plain items keeps the whole pasteboard owner-only.
+        // Plain items appended by the owner are open to all; its own stays private.
         #expect(try await h.write([[(Self.text, "more".bytes)]], options: [("append", .boolean(true))]) == 2)
         try await expectPbctlDenied(h)
-        // A plain write replacing it is open to all.
-        #expect(try await h.write(text: "open") == 3)
+        let more = try await OtherProcess.pbctl(h, "paste", "--item", "1")
+        #expect(more.status == 0 && more.out == "more" && more.err.isEmpty, "\(more)")
+
+        // Another process appends an item of its own: it reads it, not the owner's; the owner reads both.
+        let other = try await OtherProcess.python(h, """
+            count = pb.WriteItems('general', [{'text/plain': dbus.ByteArray(b'theirs')}], {'append': dbus.Boolean(True)}, signature='saa{say}a{sv}')
+            own = pb.ReadData('general', dbus.UInt32(2), 'text/plain', dbus.UInt64(0), signature='sust', byte_arrays=True)
+            print(json.dumps({
+                'count': int(count),
+                'own': bytes(own[1]).decode(),
+                'owners': error_name(lambda: pb.ReadData('general', dbus.UInt32(0), 'text/plain;charset=utf-8', dbus.UInt64(0), signature='sust')),
+            }))
+            """)
+        #expect(other["count"] as? Int == 3)
+        #expect(other["own"] as? String == "theirs")
+        #expect(other["owners"] as? String == Self.accessDenied)
+        #expect(try await h.readData("text/plain", item: 2).data == "theirs".bytes)
+        try await expectOwnerReads(h, "general", Self.text, "mine".bytes, count: 3)
+
+        // A plain write replacing it all is open to all.
+        #expect(try await h.write(text: "open") == 4)
         let paste = try await OtherProcess.pbctl(h, "paste")
         #expect(paste.status == 0 && paste.out == "open" && paste.err.isEmpty, "\(paste)")
-        // Appending owner-only items to open ones restricts them all.
-        #expect(try await h.write([[(Self.text, "mine".bytes)]], options: Self.ownerOnly + [("append", .boolean(true))]) == 4)
-        try await expectPbctlDenied(h)
+        // Owner-only items appended to open ones leave those open.
+        #expect(try await h.write([[(Self.text, "secret".bytes)]], options: Self.ownerOnly + [("append", .boolean(true))]) == 5)
+        let open = try await OtherProcess.pbctl(h, "paste")
+        #expect(open.status == 0 && open.out == "open", "\(open)")
+        let secret = try await OtherProcess.pbctl(h, "paste", "--item", "1")
+        #expect(secret.status == 65 && secret.out.isEmpty && secret.err.contains("owner-only"), "\(secret)")
         // Clearing ends it.
-        #expect(try await h.clear() == 5)
-        #expect(try await h.write([[(Self.text, "open again".bytes)]], options: [("append", .boolean(true))]) == 6)
+        #expect(try await h.clear() == 6)
+        #expect(try await h.write([[(Self.text, "open again".bytes)]], options: [("append", .boolean(true))]) == 7)
         let again = try await OtherProcess.pbctl(h, "paste")
         #expect(again.status == 0 && again.out == "open again", "\(again)")
+    }
+
+    /// Owner-only contents enter the history with their owner: restored, by anyone and after a
+    /// crash, they stay private.
+    @Test func aRestoredOwnerOnlyGenerationStaysPrivate() async throws {
+        let h = try await Harness()
+        #expect(try await h.write([[(Self.text, "mine".bytes)]], options: Self.ownerOnly) == 1)
+        #expect(try await h.write(text: "open") == 2)
+        h.server.kill9()
+        try await h.server.restart()
+        let history = try await h.call("History", [.string("general"), .uint32(0)])
+        #expect(history.first?.arrayValue?.compactMap { $0.structureFields?.first?.uint64Value } == [2, 1])
+        let restore = try await OtherProcess.pbctl(h, "restore", "1")
+        #expect(restore.status == 0, "\(restore)")
+        try await expectPbctlDenied(h)
+        try await expectOwnerReads(h, "general", Self.text, "mine".bytes, count: 3)
     }
 }

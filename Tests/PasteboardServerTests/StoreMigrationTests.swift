@@ -7,7 +7,8 @@ import TestSupport
 /// own copy of each generation's rows) opens with every count, item, history entry and blob.
 struct StoreMigrationTests {
     /// The v4 schema, built with Python's sqlite3 as that version left it: `general` at count 3
-    /// with two generations of history, `big` holding a blob file, `gone` removed at count 2.
+    /// with two generations of history, `big` holding a blob file, `gone` removed at count 2,
+    /// `mine` written owner-only by process 1 (not this one).
     static let v4Database = """
         import sqlite3, sys
         db = sqlite3.connect(sys.argv[1])
@@ -25,10 +26,12 @@ struct StoreMigrationTests {
             position INTEGER NOT NULL, type TEXT NOT NULL, size INTEGER NOT NULL, data BLOB, blob TEXT,
             PRIMARY KEY (pasteboard, count, item, position),
             FOREIGN KEY (pasteboard, count) REFERENCES generation(pasteboard, count) ON DELETE CASCADE);
-        INSERT INTO pasteboard VALUES ('general', 3, 1, 3000, NULL, NULL, 0), ('big', 1, 1, 1000, NULL, NULL, 0), ('gone', 2, 0, 2000, NULL, NULL, 0);
+        INSERT INTO pasteboard VALUES ('general', 3, 1, 3000, NULL, NULL, 0), ('big', 1, 1, 1000, NULL, NULL, 0), ('gone', 2, 0, 2000, NULL, NULL, 0),
+            ('mine', 1, 1, 1000, NULL, 1, 0);
         INSERT INTO representation VALUES ('general', 0, 0, 'text/plain;charset=utf-8', 5, CAST('third' AS BLOB), NULL),
             ('general', 0, 1, 'text/html', 9, CAST('<b>3</b>' || ' ' AS BLOB), NULL),
-            ('big', 0, 0, 'application/octet-stream', 70000, NULL, 'blobfile');
+            ('big', 0, 0, 'application/octet-stream', 70000, NULL, 'blobfile'),
+            ('mine', 0, 0, 'text/plain', 6, CAST('secret' AS BLOB), NULL);
         INSERT INTO generation VALUES ('general', 2, 2000), ('general', 1, 1000);
         INSERT INTO generation_representation VALUES ('general', 2, 0, 0, 'text/plain;charset=utf-8', 6, CAST('second' AS BLOB), NULL),
             ('general', 1, 0, 0, 'text/plain;charset=utf-8', 5, CAST('first' AS BLOB), NULL);
@@ -54,7 +57,10 @@ struct StoreMigrationTests {
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array("third".utf8))
         #expect(try await historyCounts(h) == [3, 2, 1])
         #expect(try await h.changeCount("gone") == 2)
-        #expect(try await h.listPasteboards().sorted() == ["big", "general"])
+        #expect(try await h.listPasteboards().sorted() == ["big", "general", "mine"])
+        // The pasteboard's owner moved to its rows: still private, in the history too.
+        await h.expectFailure("AccessDenied", "ReadData", [.string("mine"), .uint32(0), .string("text/plain"), .uint64(0)])
+        #expect(try await h.write(text: "open", to: "mine") == 2)
         #expect(try await h.readFdBytes("application/octet-stream", in: "big").data == big)
 
         // The migrated store is written, restarted and read again the new way.
@@ -67,6 +73,8 @@ struct StoreMigrationTests {
         #expect(try await h.call("Restore", [.string("general"), .uint64(1)]).first?.uint64Value == 5)
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array("first".utf8))
         #expect(try await h.readFdBytes("application/octet-stream", in: "big").data == big)
+        #expect(try await h.call("Restore", [.string("mine"), .uint64(1)]).first?.uint64Value == 3)
+        await h.expectFailure("AccessDenied", "ReadData", [.string("mine"), .uint32(0), .string("text/plain"), .uint64(0)])
     }
 
     private func historyCounts(_ h: Harness) async throws -> [UInt64] {

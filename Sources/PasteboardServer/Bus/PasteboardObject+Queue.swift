@@ -104,7 +104,7 @@ extension PasteboardObject {
             return (try? Arguments.writeOptions(arguments[2]))?.ownerOnly == true
         case .readData, .readBest, .readFd:
             guard let name = try? Arguments.name(arguments[0]) else { return false }
-            return service.owner(of: name) != nil
+            return service.hasOwnerOnlyItems(name)
         default:
             return false
         }

@@ -11,6 +11,10 @@ struct Representation: Sendable {
 /// One item: the same thing in several representations, richest first.
 struct Item: Sendable {
     var representations: [Representation]
+    /// Written `owner-only` by this process: only its connections may read this item's data
+    /// (0: the writer's process was unknown, and nobody may). Each item keeps its own, so an
+    /// append by another process neither opens nor closes what was there.
+    var ownerPID: UInt32? = nil
 
     var types: [PasteboardType] { representations.map(\.type) }
     var byteCount: UInt64 { representations.reduce(0) { $0 + $1.size } }
@@ -34,8 +38,6 @@ struct PasteboardEntry: Sendable {
     var isConcealed = false
     /// Written `concealed` or `transient`: the contents never reach the disk.
     var isVolatile = false
-    /// Written `owner-only` by this process: only its connections may read the data.
-    var ownerPID: UInt32? = nil
     /// Unix time in milliseconds when the contents are cleared (`expires-in-ms`).
     var expiresAt: UInt64? = nil
 
@@ -43,9 +45,12 @@ struct PasteboardEntry: Sendable {
     var history: [Generation] = []
 
     /// Whether these contents may be listed by `History` and restored: not empty, and neither
-    /// concealed, transient nor owner-only. (Promised contents enter it: a restored promise is
-    /// asked of its writer like the original.)
-    var entersHistory: Bool { !items.isEmpty && !isVolatile && ownerPID == nil }
+    /// concealed nor transient. (Owner-only items enter it with their owner, so a restored one
+    /// stays private; a restored promise is asked of its writer like the original.)
+    var entersHistory: Bool { !items.isEmpty && !isVolatile }
+
+    /// Whether some item was written `owner-only`: reading it needs the caller's process.
+    var hasOwnerOnlyItems: Bool { items.contains { $0.ownerPID != nil } }
 
     /// The types a `Changed` signal announces: none for concealed contents.
     var announcedTypes: [PasteboardType] { isConcealed ? [] : types }

@@ -52,7 +52,6 @@ extension PasteboardService {
     static func resetHandling(_ entry: inout PasteboardEntry) {
         entry.isConcealed = false
         entry.isVolatile = false
-        entry.ownerPID = nil
         entry.expiresAt = nil
     }
 }

@@ -200,17 +200,14 @@ final class PasteboardService: @unchecked Sendable {
         throw .noSuchType("item \(index) of '\(name)' has nothing conforming to \(Self.list(requested)); it offers \(Self.list(offered))")
     }
 
-    /// The process that may read `name`'s data, when it was written `owner-only`.
-    func owner(of name: PasteboardName) -> UInt32? {
-        entry(name).ownerPID
+    /// Whether some of `name`'s data was written `owner-only`: reading it needs the caller's
+    /// process.
+    func hasOwnerOnlyItems(_ name: PasteboardName) -> Bool {
+        entry(name).hasOwnerOnlyItems
     }
 
     private func locate(_ name: PasteboardName, item index: UInt32, expect: UInt64, callerPID: UInt32?) throws(PasteboardError) -> (PasteboardEntry, Item) {
         let entry = entry(name)
-        // 0: the writer's process was unknown, and such data is nobody's to read.
-        if let owner = entry.ownerPID, owner == 0 || owner != callerPID {
-            throw .accessDenied("the data on '\(name)' was written owner-only by another process; only that process can read it (its types stay listed)")
-        }
         if expect != 0, expect != entry.count {
             throw .stale("'\(name)' changed: its change count is \(entry.count), not \(expect); read its items again")
         }
@@ -219,7 +216,12 @@ final class PasteboardService: @unchecked Sendable {
                 ? "'\(name)' is empty"
                 : "'\(name)' has \(entry.items.count) item(s), numbered from 0; there is no item \(index)")
         }
-        return (entry, entry.items[Int(index)])
+        let item = entry.items[Int(index)]
+        // 0: the writer's process was unknown, and such data is nobody's to read.
+        if let owner = item.ownerPID, owner == 0 || owner != callerPID {
+            throw .accessDenied("item \(index) of '\(name)' was written owner-only by another process; only that process can read it (its types stay listed)")
+        }
+        return (entry, item)
     }
 
     /// A name nobody has used.
@@ -251,7 +253,9 @@ final class PasteboardService: @unchecked Sendable {
         if !entry.isListed, UInt64(listedCount) >= limits.maxPasteboards {
             throw .quotaExceeded("there are already \(limits.maxPasteboards) pasteboards (max-pasteboards); remove some first")
         }
-        let items = options.append ? entry.items + newItems : newItems
+        // Each new item is its writer's when written owner-only; those appended to keep theirs.
+        let added = options.ownerOnly ? newItems.map { item in var owned = item; owned.ownerPID = ownerPID ?? 0; return owned } : newItems
+        let items = options.append ? entry.items + added : added
         if UInt64(items.count) > limits.maxItems {
             throw .quotaExceeded("'\(name)' would hold \(items.count) items; the limit is \(limits.maxItems) (max-items)")
         }
@@ -265,7 +269,6 @@ final class PasteboardService: @unchecked Sendable {
         entry.isListed = true
         entry.isConcealed = options.concealed || (keep && entry.isConcealed)
         entry.isVolatile = options.isVolatile || (keep && entry.isVolatile)
-        entry.ownerPID = options.ownerOnly ? ownerPID : (keep ? entry.ownerPID : nil)
         if let milliseconds = options.expiresInMilliseconds {
             let (expiresAt, overflow) = Self.nowMilliseconds().addingReportingOverflow(milliseconds)
             entry.expiresAt = overflow ? .max : expiresAt  // saturates: a huge expires-in-ms never comes

@@ -13,6 +13,8 @@ struct ChangeRows: Equatable, Sendable {
         let size: UInt64
         /// The bytes of an inline payload, the blob file's id, or a promise's writer.
         let data: Data
+        /// The process that may read it, for an item written `owner-only`.
+        var owner: UInt32? = nil
 
         enum Data: Equatable, Sendable {
             case inline([UInt8])
@@ -29,7 +31,6 @@ struct ChangeRows: Equatable, Sendable {
     let listed: Bool
     let changedAt: UInt64
     let expiresAt: UInt64?
-    let ownerPID: UInt32?
     /// Concealed or transient: only the count reaches the disk.
     let volatile: Bool
     /// The previous contents entered the history: their rows stay.
@@ -57,13 +58,14 @@ extension ChangeRows {
                     case .promised(let promise): data = .promised(provider: promise.provider, count: promise.count, item: promise.item)
                     }
                     representations.append(Representation(
-                        item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data))
+                        item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data,
+                        owner: item.ownerPID))
                 }
             }
         }
         self.init(
             name: change.name.rawValue, count: entry.count, listed: entry.isListed, changedAt: entry.changedAt,
-            expiresAt: volatile ? nil : entry.expiresAt, ownerPID: volatile ? nil : entry.ownerPID, volatile: volatile,
+            expiresAt: volatile ? nil : entry.expiresAt, volatile: volatile,
             keepsPrevious: change.keepsPrevious, pruned: change.pruned, representations: representations)
     }
 
@@ -84,15 +86,20 @@ extension ChangeRows {
         static let volatile: UInt8 = 2
         static let keepsPrevious: UInt8 = 4
         static let expires: UInt8 = 8
+        /// Records before owners were kept per item: one owner for every representation.
         static let owner: UInt8 = 16
+        /// Each representation is followed by its owner (its process + 1; 0 for none).
+        static let itemOwners: UInt8 = 32
     }
+
+    private var hasItemOwners: Bool { representations.contains { $0.owner != nil } }
 
     /// How many bytes ``encode(into:)`` appends, without encoding: what a record must have room
     /// for, known before any byte is copied.
     var encodedSize: Int {
         var size = 8 + name.utf8.count + 8 + 8 + 1
         if expiresAt != nil { size += 8 }
-        if ownerPID != nil { size += 8 }
+        if hasItemOwners { size += 8 * representations.count }
         size += 8 + 8 * pruned.count + 8
         for representation in representations {
             size += 8 + 8 + 8 + representation.type.utf8.count + 8 + 1
@@ -114,10 +121,10 @@ extension ChangeRows {
         if volatile { flags |= Flag.volatile }
         if keepsPrevious { flags |= Flag.keepsPrevious }
         if expiresAt != nil { flags |= Flag.expires }
-        if ownerPID != nil { flags |= Flag.owner }
+        let itemOwners = hasItemOwners
+        if itemOwners { flags |= Flag.itemOwners }
         bytes.byte(flags)
         if let expiresAt { bytes.uint64(expiresAt) }
-        if let ownerPID { bytes.uint64(UInt64(ownerPID)) }
         bytes.uint64(UInt64(pruned.count))
         pruned.forEach { bytes.uint64($0) }
         bytes.uint64(UInt64(representations.count))
@@ -139,6 +146,7 @@ extension ChangeRows {
                 bytes.uint64(count)
                 bytes.uint64(UInt64(item))
             }
+            if itemOwners { bytes.uint64(representation.owner.map { UInt64($0) + 1 } ?? 0) }
         }
     }
 
@@ -180,11 +188,16 @@ extension ChangeRows {
             default:
                 return nil
             }
-            representations.append(Representation(item: item, position: position, type: type, size: size, data: data))
+            var owner = ownerPID
+            if flags & Flag.itemOwners != 0 {
+                guard let value = bytes.uint64(), value <= UInt64(UInt32.max) + 1 else { return nil }
+                owner = value == 0 ? nil : UInt32(value - 1)
+            }
+            representations.append(Representation(item: item, position: position, type: type, size: size, data: data, owner: owner))
         }
         self.init(
             name: name, count: count, listed: flags & Flag.listed != 0, changedAt: changedAt, expiresAt: expiresAt,
-            ownerPID: ownerPID, volatile: flags & Flag.volatile != 0, keepsPrevious: flags & Flag.keepsPrevious != 0,
+            volatile: flags & Flag.volatile != 0, keepsPrevious: flags & Flag.keepsPrevious != 0,
             pruned: pruned, representations: representations)
     }
 }

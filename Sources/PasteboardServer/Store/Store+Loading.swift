@@ -41,7 +41,7 @@ extension Store {
             }
             let stored = try Int.fetchOne(db, sql: "SELECT count(*) FROM pasteboard") ?? 0
             loaded.entries.reserveCapacity(stored)
-            let rows = try Row.fetchCursor(db, sql: "SELECT name, count, listed, changed_at, expires_at, owner_pid, volatile FROM pasteboard")
+            let rows = try Row.fetchCursor(db, sql: "SELECT name, count, listed, changed_at, expires_at, volatile FROM pasteboard")
             while let row = try rows.next() {
                 guard let name = try? PasteboardName(validating: row[0] as String) else {
                     loaded.problems.append("skipped a stored pasteboard with an invalid name")
@@ -51,8 +51,7 @@ extension Store {
                     count: UInt64(bitPattern: row[1]), items: [],
                     isListed: row[2], changedAt: UInt64(bitPattern: row[3]))
                 entry.expiresAt = (row[4] as Int64?).map { UInt64(bitPattern: $0) }
-                entry.ownerPID = (row[5] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
-                if row[6] as Bool {
+                if row[5] as Bool {
                     // Concealed or transient contents did not survive the restart: that is a
                     // change, so readers holding the old count see it.
                     entry.count += 1
@@ -66,7 +65,7 @@ extension Store {
             // here, so each history is turned around at the end).
             var reader = ItemReader(blobDirectory: blobDirectory, spare: spare)
             try reader.read(db, sql: """
-                SELECT pasteboard, count, item, type, size, data, blob, written_at, position, provider, promise_count, promise_item
+                SELECT pasteboard, count, item, type, size, data, blob, written_at, position, provider, promise_count, promise_item, owner_pid
                 FROM contents ORDER BY pasteboard, count, item, position
                 """) { name, count, writtenAt, items in
                 guard let entry = loaded.entries[name] else { return }
@@ -88,8 +87,8 @@ extension Store {
 }
 
 /// Turns representation rows (`pasteboard, count, item, type, size, data, blob, written_at,
-/// position, provider, promise_count, promise_item`, ordered by the first three) into the items
-/// of each pasteboard and count.
+/// position, provider, promise_count, promise_item, owner_pid`, ordered by the first three) into
+/// the items of each pasteboard and count.
 ///
 /// One blob file gives one ``Blob`` object however many rows name it (across the current
 /// contents and the history), so that it is deleted only when none of them is left.
@@ -136,7 +135,7 @@ private struct ItemReader {
             guard let name = current?.name, let type = type(row[3]) else { continue }
             let itemIndex: Int = row[2]
             if itemIndex != lastItem {
-                items.append(Item(representations: []))
+                items.append(Item(representations: [], ownerPID: (row[12] as Int64?).map { UInt32(truncatingIfNeeded: $0) }))
                 lastItem = itemIndex
             }
             guard let payload = try payload(row, name: name, item: itemIndex, type: type) else { continue }

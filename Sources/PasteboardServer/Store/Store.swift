@@ -202,6 +202,17 @@ final class Store {
                 ALTER TABLE contents ADD COLUMN promise_item INTEGER;
                 """)
         }
+        migrator.registerMigration("v7: owner per item") { db in
+            // Each row carries the process that may read it, so that an owner-only generation
+            // keeps its owner in the history. The pasteboard's owner_pid, which applied to the
+            // contents at its count, moves to those rows and is no longer written.
+            try db.execute(sql: """
+                ALTER TABLE contents ADD COLUMN owner_pid INTEGER;
+                UPDATE contents SET owner_pid = (
+                    SELECT p.owner_pid FROM pasteboard p WHERE p.name = contents.pasteboard AND p.count = contents.count);
+                UPDATE pasteboard SET owner_pid = NULL;
+                """)
+        }
         return migrator
     }
 
@@ -297,7 +308,7 @@ final class Store {
             """,
             [
                 key, .integer(change.count), .integer(change.listed), .integer(change.changedAt),
-                change.expiresAt.map { .integer($0) } ?? .null, change.ownerPID.map { .integer(Int64($0)) } ?? .null,
+                change.expiresAt.map { .integer($0) } ?? .null, .null,
                 .integer(change.volatile),
             ])
         for representation in change.representations {
@@ -310,11 +321,12 @@ final class Store {
             }
             try db.run(
                 """
-                INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at, provider, promise_count, promise_item)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO contents (pasteboard, count, item, position, type, size, data, blob, written_at, provider, promise_count, promise_item, owner_pid)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [key, .integer(change.count), .integer(representation.item), .integer(representation.position), .text(representation.type),
-                 .integer(representation.size), data, blobID, .integer(change.changedAt), provider, promiseCount, promiseItem])
+                 .integer(representation.size), data, blobID, .integer(change.changedAt), provider, promiseCount, promiseItem,
+                 representation.owner.map { .integer(Int($0)) } ?? .null])
         }
     }
 
