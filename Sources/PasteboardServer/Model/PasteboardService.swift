@@ -280,7 +280,7 @@ final class PasteboardService: @unchecked Sendable {
 
     // MARK: History (on `queue`)
 
-    /// The current contents (unless concealed, transient or owner-only), then earlier ones,
+    /// The current contents (unless concealed or transient), then earlier ones,
     /// newest first; at most `limit` entries, or `history-depth` when `limit` is 0.
     func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
         let entry = entry(name)

@@ -31,11 +31,6 @@ enum Payload: Sendable {
         if case .promised(let promise) = self, promise.resolved == nil { return -1 }
         return Int64(clamping: size)
     }
-
-    var isPromise: Bool {
-        if case .promised = self { return true }
-        return false
-    }
 }
 
 /// A file holding one payload, deleted when nothing refers to it any more.
