@@ -48,7 +48,11 @@ struct ExitStatusTests {
         (["paste", "--item"], "Error: Missing value for '--item <N>'\n"),
         (["paste", "--item", "first"], "Error: The value 'first' is invalid for '--item <N>'\n"),
         (["copy", "--expires", "0"], "Error: --expires takes a positive number of seconds\n"),
+        (["copy", "--expires", "1e300"], "Error: --expires takes at most 18446744073709551 seconds\n"),
+        (["copy", "--expires", "18446744073709550"], "Error: --expires takes at most 18446744073709551 seconds\n"),
+        (["copy", "--expires", "inf"], "Error: --expires takes a positive number of seconds\n"),
         (["watch", "--since", "many"], "Error: The value 'many' is invalid for '--since <COUNT>'\n"),
+        (["watch", "--exec"], "Error: --exec needs a command to run"),
         (["copy", "--expires", "soon"], "Error: The value 'soon' is invalid for '--expires <SECONDS>'\n"),
         (["count", "extra"], "Error: Unexpected argument 'extra'\n"),
     ])

@@ -35,6 +35,36 @@ struct PasteTests {
         expect(try await world.pbctl("paste", "--item", "2"), status: 1, stdout: "", stderr: "pbctl: 'general' has 2 item(s), numbered from 0; there is no item 2\n")
     }
 
+    /// Without --item, the first item that satisfies a requested type is pasted.
+    @Test func aLaterItemThatSatisfiesTheType() async throws {
+        let world = try await PbctlHarness()
+        try await world.writeItems("general", [
+            [("image/png", Data([0x89])), ("text/plain", Data("a".utf8))],
+            [("text/html", Data("<b>b</b>".utf8))],
+        ])
+        expectSuccess(try await world.pbctl("paste", "-t", "text/html"), stdout: "<b>b</b>")
+        expectSuccess(try await world.pbctl("paste", "-t", "image/jpeg", "-t", "text/html", "-t", "text/plain"), stdout: "<b>b</b>")
+        expectSuccess(try await world.pbctl("paste", "-t", "text/plain"), stdout: "a")
+        expect(try await world.pbctl("paste", "-t", "text/html", "--item", "0"), status: 1, stdout: "")
+    }
+
+    /// Output that cannot be written is a failure (74), not a silent success.
+    @Test func aFullDiskIsAnError() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", input: "will not fit"))
+        let pbctl = try Paths.product("pbctl")
+        for command in ["paste", "count", "info --json"] {
+            let result = try await runProgram("/bin/sh", ["-c", "\"$0\" --address \"$1\" \(command) > /dev/full", pbctl, world.bus.address])
+            #expect(result.status == 74, "\(command): \(result)")
+            #expect(result.err == "pbctl: cannot write the output: No space left on device\n", "\(command): \(result)")
+        }
+        // A reader that goes away early is no failure: `paste | head -c 1`.
+        let large = Data(repeating: 0x61, count: 4 << 20)
+        expectSuccess(try await world.pbctl("copy", input: large))
+        let head = try await runProgram("/bin/bash", ["-c", "set -o pipefail; \"$0\" --address \"$1\" paste | head -c 1", pbctl, world.bus.address])
+        #expect(head.status == 0 && head.out == "a" && head.err.isEmpty, "\(head)")
+    }
+
     @Test func nothingToPaste() async throws {
         let world = try await PbctlHarness()
         expect(try await world.pbctl("paste"), status: 1, stdout: "", stderr: "pbctl: 'general' is empty\n")

@@ -27,6 +27,26 @@ struct WatchTests {
         #expect(watcher.errorText == "")
     }
 
+    /// `pbctl watch | head -n 1`: once the reader has gone, the next line ends the watch.
+    @Test(.timeLimit(.minutes(1)))
+    func endsWhenItsReaderGoes() async throws {
+        let world = try await PbctlHarness()
+        let pbctl = try Paths.product("pbctl")
+        async let piped = runProgram("/bin/sh", ["-c", "\"$0\" --address \"$1\" -p w watch | head -n 1", pbctl, world.bus.address], timeout: .seconds(20))
+        // Changes until the watch has started and ended (its first line goes to head, which
+        // leaves; a later one finds the pipe closed).
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(15) {
+            expectSuccess(try await world.pbctl("-p", "w", "copy", input: "x"))
+            try await Task.sleep(for: .milliseconds(100))
+            if try await runProgram("/usr/bin/pgrep", ["-f", "-p w watch"]).status != 0, ContinuousClock.now - started > .milliseconds(500) { break }
+        }
+        let result = try await piped
+        #expect(result.status == 0, "\(result)")
+        #expect(result.out.hasPrefix("w "), "\(result)")
+        #expect(result.err.isEmpty, "\(result)")
+    }
+
     @Test func onlyTheNamedPasteboard() async throws {
         let world = try await PbctlHarness()
         let watcher = try world.watch("-p", "mine", "watch")

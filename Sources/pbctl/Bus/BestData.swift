@@ -1,6 +1,10 @@
 import PasteboardModel
 
-/// Reads the best representation of an item: inline when the server allows, through a
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the best representation on a pasteboard: inline when the server allows, through a
 /// descriptor when the data is larger than `max-inline-bytes`.
 enum BestData {
     /// What `paste` and `watch --exec` look for when no `-t` is given: text first, else
@@ -12,9 +16,43 @@ enum BestData {
         case descriptor(Int32)
     }
 
-    static func read(_ server: Server, name: String, item: UInt32, types: [String], expect: UInt64 = 0) async throws -> Result {
+    /// The data of item `item` that best satisfies the first entry of `types` it satisfies.
+    /// Without an item, the first entry of `types` that any item satisfies wins, from the
+    /// first item that satisfies it: item 0 is read at once, and the other items are looked
+    /// at only when its answer is not for the first entry.
+    static func read(_ server: Server, name: String, item: UInt32?, types: [String], expect: UInt64 = 0) async throws -> Result {
+        if let item {
+            return try await read(server, name: name, item: item, types: types, expect: expect).result
+        }
+        var first: (result: Result, type: PasteboardType)? = nil
+        var refusal: PasteboardError? = nil
         do {
-            return .bytes(try await server.readBest(name, item: item, types: types, expect: expect))
+            first = try await read(server, name: name, item: 0, types: types, expect: expect)
+        } catch let error as PasteboardError where error.code == .noSuchType {
+            refusal = error
+        }
+        if let first, let top = types.first.flatMap({ try? PasteboardType(validating: $0) }), MIMEDatabase.shared.conforms(first.type, to: top) {
+            return first.result
+        }
+        let (count, items) = try await server.items(name)
+        if expect != 0, count != expect { throw PasteboardError.stale("'\(name)' changed meanwhile") }
+        let offered = items.map { $0.types.compactMap { try? PasteboardType(validating: $0) } }
+        for request in types {
+            guard let wanted = try? PasteboardType(validating: request) else { continue }
+            guard let index = offered.indices.first(where: { MIMEDatabase.shared.indexOfBestMatch(for: wanted, in: offered[$0]) != nil }) else { continue }
+            if index == 0, let first { return first.result }
+            if case .descriptor(let fd)? = first?.result { close(fd) }
+            return try await read(server, name: name, item: UInt32(index), types: types, expect: count).result
+        }
+        if let first { return first.result }
+        throw refusal ?? PasteboardError.noSuchType("nothing on '\(name)' conforms to \(types.joined(separator: ", "))")
+    }
+
+    /// The data of one item, and the item's type it is.
+    private static func read(_ server: Server, name: String, item: UInt32, types: [String], expect: UInt64) async throws -> (result: Result, type: PasteboardType) {
+        do {
+            let (type, bytes) = try await server.readBest(name, item: item, types: types, expect: expect)
+            return (.bytes(bytes), (try? PasteboardType(validating: type)) ?? .octetStream)
         } catch let error as PasteboardError where error.code == .tooLarge {
             let (count, items) = try await server.items(name)
             guard Int(item) < items.count else { throw PasteboardError.noSuchItem("'\(name)' has no item \(item)") }
@@ -23,7 +61,7 @@ enum BestData {
             for request in types {
                 guard let wanted = try? PasteboardType(validating: request) else { continue }
                 if let index = MIMEDatabase.shared.indexOfBestMatch(for: wanted, in: offered) {
-                    return .descriptor(try await server.readFd(name, item: item, type: offered[index].rawValue, expect: count))
+                    return (.descriptor(try await server.readFd(name, item: item, type: offered[index].rawValue, expect: count)), offered[index])
                 }
             }
             throw error

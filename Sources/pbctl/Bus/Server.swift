@@ -79,12 +79,12 @@ final class Server: Sendable {
         PasteboardItemInfo.decode(try await call("Items", [.string(name)]))
     }
 
-    /// The data of the item's type that best satisfies the first satisfiable entry of `types`;
-    /// `TooLarge` above the server's inline limit.
-    func readBest(_ name: String, item: UInt32, types: [String], expect: UInt64) async throws -> [UInt8] {
+    /// The item's type that best satisfies the first satisfiable entry of `types`, and its
+    /// data; `TooLarge` above the server's inline limit.
+    func readBest(_ name: String, item: UInt32, types: [String], expect: UInt64) async throws -> (type: String, data: [UInt8]) {
         let reply = try await call("ReadBest", [.string(name), .uint32(item), .strings(types), .uint64(expect)])
-        guard reply.count == 3 else { return [] }
-        return reply[2].bytesValue ?? []
+        guard reply.count == 3 else { return ("", []) }
+        return (reply[1].stringValue ?? "", reply[2].bytesValue ?? [])
     }
 
     /// The data of exactly `type` as a descriptor the caller owns and must close.

@@ -5,9 +5,9 @@ struct Paste: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the pasteboard's best matching data to stdout.",
         discussion: """
-            Without -t, text is preferred, else the item's first type. With -t, the first TYPE the \
-            item satisfies (by conformance: text/html satisfies text/plain) is written. Exits 1 when \
-            nothing matches.
+            Without -t, text is preferred, else the item's first type. With -t, the first TYPE an \
+            item satisfies (by conformance: text/html satisfies text/plain) is written, from the \
+            first item that satisfies it unless --item names one. Exits 1 when nothing matches.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -16,7 +16,7 @@ struct Paste: AsyncParsableCommand {
     var types: [String] = []
 
     @Option(help: ArgumentHelp("Paste item N (from 0).", valueName: "N"))
-    var item: UInt32 = 0
+    var item: UInt32?
 
     func run() async throws {
         try await PasteJob(target: global.target, types: types, item: item).runReportingFailures()
@@ -26,6 +26,6 @@ struct Paste: AsyncParsableCommand {
     static let quick = QuickSyntax(
         "paste", options: [("-t", "type"), ("--type", "type"), ("--item", "item")], repeatable: ["type"]
     ) { line in
-        PasteJob(target: line.target, types: line.values("type"), item: try line.value("item", as: UInt32.self) ?? 0)
+        PasteJob(target: line.target, types: line.values("type"), item: try line.value("item", as: UInt32.self))
     }
 }

@@ -28,6 +28,13 @@ struct Watch: AsyncParsableCommand {
     @Option(parsing: .remaining, help: ArgumentHelp("Run CMD with its arguments per change (the rest of the line).", valueName: "CMD"))
     var exec: [String] = []
 
+    func validate() throws {
+        // `--exec` takes the rest of the line; with nothing after it there is nothing to run.
+        if exec.isEmpty, CommandLine.arguments.dropFirst().contains("--exec") {
+            throw ValidationError("--exec needs a command to run, such as 'pbctl watch --exec notify-send copied'")
+        }
+    }
+
     func run() async throws {
         try await WatchJob(target: global.target, all: all, json: json, since: since, exec: exec).runReportingFailures()
     }

@@ -23,8 +23,10 @@ struct CopyJob: Job {
 
     /// What is wrong with an `--expires` value, or nil when it is fine.
     static func problem(expires: Double?) -> String? {
-        guard let expires, !(expires > 0) || !expires.isFinite else { return nil }
-        return "--expires takes a positive number of seconds"
+        guard let expires else { return nil }
+        guard expires > 0, expires.isFinite else { return "--expires takes a positive number of seconds" }
+        guard expires * 1000 < Double(UInt64.max) else { return "--expires takes at most \(UInt64.max / 1000) seconds" }
+        return nil
     }
 
     func run() async throws {
@@ -87,7 +89,12 @@ struct CopyJob: Job {
         do {
             try Threads.detach {
                 if let rest {
-                    Streaming.copy(from: rest, to: writeEnd, prefix: head, progress: progress)
+                    if case .readFailed(let error) = Streaming.copy(from: rest, to: writeEnd, prefix: head, progress: progress) {
+                        // Leaving with the pipe open: the server stores nothing whose writer
+                        // left the bus without closing it.
+                        Output.error("cannot read the input: \(String(cString: strerror(error)))")
+                        exit(ExitStatus.ioError.rawValue)
+                    }
                 } else {
                     _ = Streaming.writeAll(writeEnd, head[...])
                 }

@@ -7,17 +7,22 @@ struct PasteJob: Job {
     var target: Target
     /// Accepted types in order of preference; ``BestData/defaultTypes`` when empty.
     var types: [String]
-    var item: UInt32
+    /// Nil: the first item that satisfies `types`.
+    var item: UInt32?
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         try await Session.run(target) { server in
             switch try await BestData.read(server, name: target.pasteboard, item: item, types: types.isEmpty ? BestData.defaultTypes : types) {
             case .bytes(let data):
-                Output.write(1, data)
+                Output.toStdout(data)
             case .descriptor(let fd):
                 defer { close(fd) }
-                Streaming.copy(from: fd, to: 1, progress: Progress.onTerminal("pasted"))
+                switch Streaming.copy(from: fd, to: 1, progress: Progress.onTerminal("pasted")) {
+                case .all: break
+                case .writeFailed(let error): Output.stdoutFailed(error)
+                case .readFailed(let error): throw Failure(message: "cannot read the data from the server: \(String(cString: strerror(error)))", status: .unavailable)
+                }
             }
         }
     }

@@ -58,7 +58,7 @@ struct WatchJob: Job {
         var input = ChildProcess.Input.nothing
         if !change.types.isEmpty {
             do {
-                switch try await BestData.read(server, name: change.name, item: 0, types: BestData.defaultTypes, expect: change.count) {
+                switch try await BestData.read(server, name: change.name, item: nil, types: BestData.defaultTypes, expect: change.count) {
                 case .bytes(let bytes): input = .bytes(bytes)
                 case .descriptor(let fd): input = .descriptor(fd)
                 }

@@ -8,6 +8,8 @@ enum ExitStatus: Int32, Sendable {
     case usage = 64
     case refused = 65
     case unavailable = 69
+    /// The input could not be read or the output written (an I/O error, a full disk).
+    case ioError = 74
 
     init(_ code: PasteboardError.Code) {
         switch code {

@@ -7,13 +7,22 @@ import Glibc
 enum Streaming {
     static let chunkSize = 1 << 20
 
-    /// Copies `source` to `destination` until the end of `source`; returns the bytes moved, or
-    /// nil when a write failed (the reader went away).
+    /// How a ``copy(from:to:prefix:progress:)`` ended.
+    enum Copied: Equatable {
+        /// Every byte, this many.
+        case all(UInt64)
+        /// Reading `source` failed with this `errno`.
+        case readFailed(Int32)
+        /// Writing `destination` failed with this `errno` (`EPIPE`: the reader went away).
+        case writeFailed(Int32)
+    }
+
+    /// Copies `source` to `destination` until the end of `source`.
     @discardableResult
-    static func copy(from source: Int32, to destination: Int32, prefix: [UInt8] = [], progress: Progress? = nil) -> UInt64? {
+    static func copy(from source: Int32, to destination: Int32, prefix: [UInt8] = [], progress: Progress? = nil) -> Copied {
         var total: UInt64 = 0
         if !prefix.isEmpty {
-            guard writeAll(destination, prefix[...]) else { return nil }
+            guard writeAll(destination, prefix[...]) else { return .writeFailed(errno) }
             total += UInt64(prefix.count)
             progress?.update(total)
         }
@@ -22,15 +31,15 @@ enum Streaming {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return nil
+                return .readFailed(errno)
             }
             if count == 0 { break }
-            guard writeAll(destination, buffer[0..<count]) else { return nil }
+            guard writeAll(destination, buffer[0..<count]) else { return .writeFailed(errno) }
             total += UInt64(count)
             progress?.update(total)
         }
         progress?.finish(total)
-        return total
+        return .all(total)
     }
 
     static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
@@ -94,12 +103,12 @@ final class Progress: @unchecked Sendable {
         guard total - lastShown >= 8 << 20 else { return }
         lastShown = total
         shown = true
-        Output.write(2, Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K".utf8))
+        Output.toStderr(Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K".utf8))
     }
 
     func finish(_ total: UInt64) {
         guard shown else { return }
-        Output.write(2, Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K\n".utf8))
+        Output.toStderr(Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K\n".utf8))
     }
 
     static func format(_ bytes: UInt64) -> String {
