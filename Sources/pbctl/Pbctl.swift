@@ -11,7 +11,8 @@ struct Pbctl: AsyncParsableCommand {
         discussion: """
             Works on the pasteboard 'general' unless -p names another, on the session bus unless \
             --address names another. Exit status: 0 success, 1 nothing to paste or no such thing, \
-            64 usage, 65 input refused by the server, 69 server unavailable.
+            64 usage, 65 input refused by the server, 69 server unavailable, 74 input or output \
+            failed.
             """,
         subcommands: [
             Copy.self, Paste.self, Types.self, Info.self, Count.self, List.self,
