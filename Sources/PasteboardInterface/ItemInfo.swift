@@ -6,10 +6,17 @@ public struct PasteboardItemInfo: Sendable, Equatable {
     public var types: [String]
     /// In type order; -1 for promised data not yet provided.
     public var sizes: [Int64]
+    /// The contents were written `concealed` (a secret): a clipboard manager should not record
+    /// them. False from a server that does not say.
+    public var isConcealed: Bool
+    /// Only the writing process may read this item's data.
+    public var isOwnerOnly: Bool
 
-    public init(types: [String], sizes: [Int64]) {
+    public init(types: [String], sizes: [Int64], isConcealed: Bool = false, isOwnerOnly: Bool = false) {
         self.types = types
         self.sizes = sizes
+        self.isConcealed = isConcealed
+        self.isOwnerOnly = isOwnerOnly
     }
 
     /// The items of an `Items` reply (`t aa{sv}`), with the change count they belong to.
@@ -20,6 +27,8 @@ public struct PasteboardItemInfo: Sendable, Equatable {
                 switch key.stringValue {
                 case "types": info.types = value.variantValue?.stringArrayValue ?? []
                 case "sizes": info.sizes = value.variantValue?.arrayValue?.compactMap(\.int64Value) ?? []
+                case "concealed": info.isConcealed = value.variantValue?.boolValue ?? false
+                case "owner-only": info.isOwnerOnly = value.variantValue?.boolValue ?? false
                 default: break
                 }
             }

@@ -20,11 +20,15 @@ struct ConcealedTests {
         // For now, the data reads back like any other, by every read method.
         #expect(try await h.types() == (1, [Self.text, "text/html"]))
         #expect(try await h.items().items == [.init(types: [Self.text, "text/html"], sizes: [7, 14])])
+        // Items says so, for clipboard managers that must not record it.
+        #expect(try await h.call("Items", [.string("general")]).last?.arrayValue?.first?.dictionaryEntries?.first { $0.key == .string("concealed") }?.value == .variant(.boolean(true)))
+        try await h.write(text: "plain", to: "plain")
+        #expect(try await h.call("Items", [.string("plain")]).last?.arrayValue?.first?.dictionaryEntries?.first { $0.key == .string("concealed") }?.value == .variant(.boolean(false)))
         #expect(try await h.readData(Self.text) == (1, "hunter2".bytes))
         #expect(try await h.readBest(["text/html"]) == (1, "text/html", "<b>hunter2</b>".bytes))
         #expect(try await h.readFdBytes("text/html").data == "<b>hunter2</b>".bytes)
         #expect(try await h.readFdBytes("application/octet-stream", in: "fd") == (1, big))
-        #expect(try await h.listPasteboards().sorted() == ["fd", "general"])
+        #expect(try await h.listPasteboards().sorted() == ["fd", "general", "plain"])
     }
 
     @Test func aSecretIsNeverOnDisk() async throws {

@@ -127,6 +127,10 @@ struct OwnerOnlyTests {
         #expect(other["own"] as? String == "theirs")
         #expect(other["owners"] as? String == Self.accessDenied)
         #expect(try await h.readData("text/plain", item: 2).data == "theirs".bytes)
+        let owned = try #require(try await h.call("Items", [.string("general")]).last?.arrayValue).map { item in
+            item.dictionaryEntries?.first { $0.key == .string("owner-only") }?.value.variantValue?.boolValue
+        }
+        #expect(owned == [true, false, false])
         try await expectOwnerReads(h, "general", Self.text, "mine".bytes, count: 3)
 
         // A plain write replacing it all is open to all.

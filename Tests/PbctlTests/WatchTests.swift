@@ -168,6 +168,22 @@ struct WatchTests {
         #expect(try await watcher.waitForLines(1) == ["notes 1 already there"])
     }
 
+    /// A concealed current state is told as its `Changed` tells it: no types, and no secret
+    /// on the command's stdin.
+    @Test func sinceKeepsAConcealedSecret() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("-p", "vault", "copy", "--concealed", input: "hunter2"))
+        let json = try world.watch("-p", "vault", "watch", "--since", "0", "--json")
+        defer { json.stop() }
+        #expect(try await json.waitForLines(1) == [#"{"name":"vault","count":1,"types":[]}"#])
+        let script = #"printf '%s|%s|%s\n' "$PASTEBOARD_COUNT" "$PASTEBOARD_TYPES" "$(cat)" >> "$WATCH_OUTPUT""#
+        let exec = try world.watch("-p", "vault", "watch", "--since", "0", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        defer { exec.stop() }
+        #expect(try await exec.waitForLines(1) == ["1||"])
+    }
+
     /// Plain `watch` waits for a server to start; `--since` must ask for the state at once.
     @Test func sinceWithNoServer() async throws {
         let world = try await PbctlHarness(server: false)

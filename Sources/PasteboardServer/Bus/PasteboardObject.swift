@@ -160,6 +160,8 @@ final class PasteboardObject: DBusObject {
                 .dictionary(key: "s", value: "v", [
                     (.string("types"), .variant(.strings(item.types.map(\.rawValue)))),
                     (.string("sizes"), .variant(.array(element: "x", item.representations.map { .int64($0.payload.reportedSize) }))),
+                    (.string("concealed"), .variant(.boolean(entry.isConcealed))),
+                    (.string("owner-only"), .variant(.boolean(item.ownerPID != nil))),
                 ])
             }
             call.reply([.uint64(entry.count), .array(element: "a{sv}", items)])

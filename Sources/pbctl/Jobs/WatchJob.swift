@@ -24,10 +24,10 @@ struct WatchJob: Job {
             _ = try await server.changeCount(target.pasteboard)
             if let since {
                 for name in all ? try await server.listPasteboards() : [target.pasteboard] {
-                    let (count, types) = try await server.types(name)
-                    if count > since {
-                        try await report(.init(name: name, count: count, types: types), server)
-                        reported[name] = count
+                    let current = try await Self.currentState(of: name, server)
+                    if current.count > since {
+                        try await report(current, server)
+                        reported[name] = current.count
                     }
                 }
             }
@@ -39,6 +39,16 @@ struct WatchJob: Job {
             }
             throw Failure(message: "lost the connection to the bus \(server.address)", status: .unavailable)
         }
+    }
+
+    /// The current state of `name` as its `Changed` signal would tell it: concealed contents
+    /// without their types (and so without data for `--exec`).
+    private static func currentState(of name: String, _ server: Server) async throws -> Server.Change {
+        let (count, items) = try await server.items(name)
+        guard !items.contains(where: \.isConcealed) else { return .init(name: name, count: count, types: []) }
+        var types: [String] = []
+        for type in items.flatMap(\.types) where !types.contains(type) { types.append(type) }
+        return .init(name: name, count: count, types: types)
     }
 
     private func report(_ change: Server.Change, _ server: Server) async throws {
