@@ -51,6 +51,20 @@ struct TransientTests {
         #expect(try await h.write(text: "next") > general.count)
     }
 
+    /// Contents that do not survive a restart are a change, announced once the new server owns
+    /// its name: a watcher that stayed on the bus misses nothing.
+    @Test func theirLossAtARestartIsAnnounced() async throws {
+        let h = try await Harness()
+        #expect(try await h.write([[(Self.text, "passing".bytes)]], options: Self.transient) == 1)
+        #expect(try await h.write([[(Self.text, "hunter2".bytes)]], to: "vault", options: [("concealed", .boolean(true))]) == 1)
+        try await h.write(text: "kept", to: "plain")
+        let signals = try await h.recordSignals()
+        h.server.kill9()
+        try await h.server.restart()
+        #expect(await signals.announcements(2) == [Announcement("general", 2, []), Announcement("vault", 2, [])])
+        #expect(try await h.types() == (2, []))
+    }
+
     @Test func aPlainWriteAfterwardsIsDurableAgain() async throws {
         let h = try await Harness()
         #expect(try await h.write([[(Self.text, "passing".bytes)]], options: Self.transient) == 1)

@@ -42,9 +42,11 @@ final class PasteboardObject: DBusObject {
 
     /// Starts the expiry timers, once the server owns its name: an expiry that fell due while
     /// the server was down clears at once, and its `Changed` must come from the name that
-    /// listeners match on, not from a connection that does not own it yet.
+    /// listeners match on, not from a connection that does not own it yet. The changes the
+    /// start made itself (``PasteboardService/changedAtStart``) are announced then too.
     func startTimers() {
         service.perform { [service] in service.startExpiryTimers() }
+        connection.send(service.changedAtStart.flatMap(Self.signals(for:)))
     }
 
     // MARK: Dispatch

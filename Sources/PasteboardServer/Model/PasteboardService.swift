@@ -28,6 +28,9 @@ import Glibc
 final class PasteboardService: @unchecked Sendable {
     let queue = DispatchQueue(label: "org.pasteboardd.service")
     let limits: Limits
+    /// The changes a start made: concealed or transient contents that did not survive the last
+    /// run. Announced once the server owns its name, so that watchers miss none.
+    let changedAtStart: [Change]
     let payloads: PayloadWriter
     let store: Store
     /// Read from shared-mime-info on first use, not at start-up: a start should reach the bus
@@ -91,6 +94,7 @@ final class PasteboardService: @unchecked Sendable {
         for name in loaded.vanished {
             try store.save(name, loaded.entries[name]!)
         }
+        changedAtStart = loaded.vanished.sorted { $0.rawValue < $1.rawValue }.map { Change(name: $0, count: loaded.entries[$0]!.count, types: [], removed: false) }
         var referenced = loaded.uncheckedBlobs
         Self.forEachBlob(in: loaded.entries) { referenced.insert($0.id) }
         entries.withLock { $0 = loaded.entries }
