@@ -39,6 +39,15 @@ public enum TypeSniffer {
         return MagicNumbers.mimeType(of: bytes) ?? "application/octet-stream"
     }
 
+    /// The type of data held whole: text only if every byte of it is (not just the first
+    /// ``sniffLength``); else what its first bytes say.
+    public static func sniff(whole data: [UInt8]) -> String {
+        if isUTF8Text(data, allowingCutEnd: false) {
+            return "text/plain;charset=utf-8"
+        }
+        return MagicNumbers.mimeType(of: Array(data.prefix(sniffLength))) ?? "application/octet-stream"
+    }
+
     /// Whether the bytes are UTF-8 text: valid UTF-8 (no overlong forms, surrogates or code
     /// points past U+10FFFF) and no NUL, which no text file contains.
     ///

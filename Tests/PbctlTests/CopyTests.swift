@@ -38,6 +38,36 @@ struct CopyTests {
         #expect(pasted.stdout == bytes)
     }
 
+    /// Input read whole is text only if all of it is, past the first 4 KiB too.
+    @Test func invalidUTF8AfterTheFirstBytesIsOctetStream() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", input: Data(repeating: 0x61, count: 10_000) + Data([0xFF])))
+        expectSuccess(try await world.pbctl("types"), stdout: "application/octet-stream\n")
+        expectSuccess(try await world.pbctl("copy", input: Data(repeating: 0x61, count: 10_000) + Data("é".utf8)))
+        expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
+    }
+
+    /// `-` is stdin; a directory, a closed stdin and an argument that is not UTF-8 are refused
+    /// and store nothing.
+    @Test func oddInputs() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", "-", input: "from stdin"))
+        expectSuccess(try await world.pbctl("paste"), stdout: "from stdin")
+        let directory = FileManager.default.temporaryDirectory.path
+        expect(try await world.pbctl("copy", directory), status: 1, stdout: "", stderr: "pbctl: cannot copy \(directory): it is a directory\n")
+        let pbctl = try Paths.product("pbctl")
+        let closed = try await runProgram("/bin/sh", ["-c", "\"$0\" --address \"$1\" copy <&-", pbctl, world.bus.address])
+        #expect(closed.status == 74 && closed.err == "pbctl: cannot read the input: standard input is closed\n", "\(closed)")
+        let notUTF8 = try await runProgram("/bin/sh", ["-c", "echo y | \"$0\" --address \"$1\" -p \"$(printf '\\377')\" copy", pbctl, world.bus.address])
+        #expect(notUTF8.status == 64 && notUTF8.err.contains("not valid UTF-8"), "\(notUTF8)")
+        expectSuccess(try await world.pbctl("list"), stdout: "general\n")
+        expectSuccess(try await world.pbctl("count"), stdout: "1\n")
+        // Pasting into a closed stdout fails; the bus socket does not take stdout's place.
+        let noOutput = try await runProgram("/bin/sh", ["-c", "\"$0\" --address \"$1\" paste >&-", pbctl, world.bus.address])
+        #expect(noOutput.status == 74 && noOutput.err == "pbctl: cannot write the output: Bad file descriptor\n", "\(noOutput)")
+        expectSuccess(try await world.pbctl("paste"), stdout: "from stdin")
+    }
+
     @Test func emptyInputIsEmptyText() async throws {
         let world = try await PbctlHarness()
         expectSuccess(try await world.pbctl("copy", input: ""))

@@ -64,7 +64,10 @@ struct QuickLineTests {
         let help = try await world.pbctl(["count", "--help"])
         #expect(help.status == 0 && help.out.hasPrefix("OVERVIEW: Print the pasteboard's change count.\n"), "\(help)")
         try await expectSame(world, ["help", "paste"], ["paste", "--help"])
-        expect(try await world.pbctl(["copy", "--", "-"]), status: 1, stdout: "", stderr: "pbctl: cannot open -: No such file or directory\n")
+        // `-` is stdin, after `--` too (as for cat); a file of that name is `./-`.
+        expectSuccess(try await world.pbctl(["copy", "--", "-"], input: Data("dash".utf8)))
+        expectSuccess(try await world.pbctl(["paste"]), stdout: "dash")
+        expect(try await world.pbctl(["copy", "./-"]), status: 1, stdout: "", stderr: "pbctl: cannot open ./-: No such file or directory\n")
         let dashed = try await world.pbctl(["paste", "-t", "-x"])
         #expect(dashed.status == 64 && dashed.err.hasPrefix("Error: "), "\(dashed)")
     }
@@ -72,7 +75,7 @@ struct QuickLineTests {
 
 extension PbctlHarness {
     /// Runs `pbctl --address BUS ARGUMENTS...` with nothing on stdin.
-    func pbctl(_ arguments: [String]) async throws -> Outcome {
-        try await runPbctl(["--address", bus.address] + arguments)
+    func pbctl(_ arguments: [String], input: Data = Data()) async throws -> Outcome {
+        try await runPbctl(["--address", bus.address] + arguments, input: input)
     }
 }

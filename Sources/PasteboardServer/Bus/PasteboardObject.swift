@@ -159,12 +159,14 @@ final class PasteboardObject: DBusObject {
         case .items:
             let entry = service.entry(try Arguments.name(arguments[0]))
             let items: [DBusValue] = entry.items.map { item in
-                .dictionary(key: "s", value: "v", [
+                var fields: [(DBusValue, DBusValue)] = [
                     (.string("types"), .variant(.strings(item.types.map(\.rawValue)))),
                     (.string("sizes"), .variant(.array(element: "x", item.representations.map { .int64($0.payload.reportedSize) }))),
-                    (.string("concealed"), .variant(.boolean(entry.isConcealed))),
-                    (.string("owner-only"), .variant(.boolean(item.ownerPID != nil))),
-                ])
+                ]
+                // Only when set: a plain item is described as the contract has it, no more.
+                if entry.isConcealed { fields.append((.string("concealed"), .variant(.boolean(true)))) }
+                if item.ownerPID != nil { fields.append((.string("owner-only"), .variant(.boolean(true)))) }
+                return .dictionary(key: "s", value: "v", fields)
             }
             call.reply([.uint64(entry.count), .array(element: "a{sv}", items)])
         case .availableType:

@@ -32,7 +32,7 @@ struct CopyJob: Job {
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         let input = try openInput()
-        defer { if file != nil { close(input) } }
+        defer { if input != 0 { close(input) } }
         var options = PasteboardWriteOptions(concealed: concealed, transient: transient)
         options.expiresInMilliseconds = expires.map { UInt64(($0 * 1000).rounded(.up)) }
         try await Session.run(target) { server in
@@ -40,11 +40,20 @@ struct CopyJob: Job {
         }
     }
 
+    /// Stdin, or `file` (`-` is stdin too).
     private func openInput() throws -> Int32 {
-        guard let file else { return 0 }
+        guard let file, file != "-" else {
+            if StandardStreams.stdinIsClosed { throw Failure(message: "cannot read the input: standard input is closed", status: .ioError) }
+            return 0
+        }
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw Failure(message: "cannot open \(file): \(String(cString: strerror(errno)))", status: .nothing)
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            close(fd)
+            throw Failure(message: "cannot copy \(file): it is a directory", status: .nothing)
         }
         return fd
     }
@@ -65,7 +74,7 @@ struct CopyJob: Job {
             }
         }
         guard let (head, complete) = Streaming.readUpTo(input, limit: Self.inlineCutoff + 1) else {
-            throw Failure(message: "cannot read the input: \(String(cString: strerror(errno)))", status: .nothing)
+            throw Failure(message: "cannot read the input: \(String(cString: strerror(errno)))", status: .ioError)
         }
         let types = typesToOffer(head, complete: complete)
         if complete {
@@ -107,8 +116,11 @@ struct CopyJob: Job {
         try await server.writeItemFd(target.pasteboard, types: types, fd: readEnd, options: options)
     }
 
+    /// `-t`'s types, else the sniffed one: from all of the input when `prefix` is all of it,
+    /// else from its first bytes (a stream is sent as it is read).
     private func typesToOffer(_ prefix: [UInt8], complete: Bool) -> [String] {
         guard types.isEmpty else { return types }
-        return [TypeSniffer.sniff(prefix.prefix(TypeSniffer.sniffLength), isComplete: complete && prefix.count <= TypeSniffer.sniffLength)]
+        if complete { return [TypeSniffer.sniff(whole: prefix)] }
+        return [TypeSniffer.sniff(prefix.prefix(TypeSniffer.sniffLength), isComplete: false)]
     }
 }

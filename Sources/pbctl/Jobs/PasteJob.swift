@@ -18,6 +18,7 @@ struct PasteJob: Job {
                 Output.toStdout(data)
             case .descriptor(let fd):
                 defer { close(fd) }
+                if StandardStreams.stdoutIsClosed { Output.stdoutFailed(EBADF) }
                 switch Streaming.copy(from: fd, to: 1, progress: Progress.onTerminal("pasted")) {
                 case .all: break
                 case .writeFailed(let error): Output.stdoutFailed(error)

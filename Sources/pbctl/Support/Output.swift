@@ -15,6 +15,7 @@ enum Output {
 
     /// Writes all of `bytes` to stdout, or ends pbctl (see ``Output``).
     static func toStdout(_ bytes: [UInt8]) {
+        if StandardStreams.stdoutIsClosed { stdoutFailed(EBADF) }
         if !Streaming.writeAll(1, bytes[...]) { stdoutFailed(errno) }
     }
 
