@@ -157,6 +157,25 @@ struct WatchTests {
         #expect(watcher.errorText == "")
     }
 
+    /// A slow command does not cost the changes behind it their data: each change's data is
+    /// fetched when its signal arrives.
+    @Test func aSlowCommandStillGetsEachChangesData() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let script = #"sleep 0.3; printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
+        let watcher = try world.watch("-p", "slow", "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world, name: "slow") { "\($0) ready" }
+        let count = try await world.changeCount("slow")
+        for index in 1...5 {
+            expectSuccess(try await world.pbctl("-p", "slow", "copy", input: "data \(index)"))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let lines = try await watcher.waitForLines(skipped + 5)
+        #expect(Array(lines.dropFirst(skipped)) == (1...5).map { "\(count + UInt64($0)) data \($0)" })
+    }
+
     @Test func execWithSinceRunsForTheCurrentState() async throws {
         let world = try await PbctlHarness()
         let file = try temporaryFile(Data(), "pbctl-watch-exec")

@@ -114,7 +114,7 @@ final class Server: Sendable {
 
     /// The `Changed` signals of `name`, or of every pasteboard when `name` is nil, from the
     /// moment this returns; they end when the connection is lost.
-    func changes(of name: String?) async throws -> some AsyncSequence<Change, Never> {
+    func changes(of name: String?) async throws -> some AsyncSequence<Change, Never> & Sendable {
         let rule = MatchRule(sender: PasteboardInterface.busName, path: PasteboardInterface.objectPath, interface: PasteboardInterface.name, member: "Changed", arg0: name)
         let signals: AsyncStream<Message>
         do {

@@ -1,4 +1,5 @@
 import PasteboardModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -31,11 +32,12 @@ struct WatchJob: Job {
                     }
                 }
             }
-            for await change in changes {
-                // A change already reported by --since arrives again as a signal.
-                if let last = reported[change.name], change.count <= last { continue }
-                reported[change.name] = change.count
-                try await report(change, server)
+            if exec.isEmpty {
+                for await change in changes where Self.isNew(change, &reported) {
+                    try await report(change, server)
+                }
+            } else {
+                try await runCommands(for: changes, after: reported, server)
             }
             throw Failure(message: "lost the connection to the bus \(server.address)", status: .unavailable)
         }
@@ -51,6 +53,50 @@ struct WatchJob: Job {
         return .init(name: name, count: count, types: types)
     }
 
+    /// Whether `change` was not reported yet: one reported by `--since` arrives again as a
+    /// signal.
+    private static func isNew(_ change: Server.Change, _ reported: inout [String: UInt64]) -> Bool {
+        if let last = reported[change.name], change.count <= last { return false }
+        reported[change.name] = change.count
+        return true
+    }
+
+    /// At most this many changes wait for their command with their data already fetched.
+    static let prefetchLimit = 32
+
+    /// A change waiting for its command, and the fetch of its data if it was started.
+    private struct Pending: Sendable {
+        let change: Server.Change
+        let fetch: Task<ChildProcess.Input, Never>?
+    }
+
+    /// Runs the command once per change, in order, one at a time. Each change's data is asked
+    /// for as soon as its signal arrives, not when its turn comes: behind a command that takes
+    /// a while the pasteboard would have changed again, and the change would get no data. (A
+    /// descriptor from `ReadFd` stays valid whatever becomes of the pasteboard.) Past
+    /// ``prefetchLimit`` waiting changes, data is fetched in turn.
+    private func runCommands(for changes: some AsyncSequence<Server.Change, Never> & Sendable, after reported: [String: UInt64], _ server: Server) async throws {
+        let (queue, continuation) = AsyncStream<Pending>.makeStream()
+        let waiting = Mutex(0)
+        let feeder = Task {
+            var reported = reported
+            for await change in changes where Self.isNew(change, &reported) {
+                let prefetch = waiting.withLock { count in
+                    count += 1
+                    return count <= Self.prefetchLimit
+                }
+                continuation.yield(Pending(change: change, fetch: prefetch ? Task { await Self.input(for: change, server) } : nil))
+            }
+            continuation.finish()
+        }
+        defer { feeder.cancel() }
+        for await pending in queue {
+            let input = if let fetch = pending.fetch { await fetch.value } else { await Self.input(for: pending.change, server) }
+            waiting.withLock { $0 -= 1 }
+            try await runCommand(for: pending.change, input: input)
+        }
+    }
+
     private func report(_ change: Server.Change, _ server: Server) async throws {
         if exec.isEmpty {
             if json {
@@ -60,22 +106,25 @@ struct WatchJob: Job {
             }
             return
         }
-        try await runCommand(for: change, server)
+        try await runCommand(for: change, input: await Self.input(for: change, server))
     }
 
-    /// Runs the `--exec` command with the change's best data on stdin and waits for it.
-    private func runCommand(for change: Server.Change, _ server: Server) async throws {
-        var input = ChildProcess.Input.nothing
-        if !change.types.isEmpty {
-            do {
-                switch try await BestData.read(server, name: change.name, item: nil, types: BestData.defaultTypes, expect: change.count) {
-                case .bytes(let bytes): input = .bytes(bytes)
-                case .descriptor(let fd): input = .descriptor(fd)
-                }
-            } catch is PasteboardError {
-                // Changed again (Stale) or emptied meanwhile: the next change will be reported.
+    /// The change's best data, for the command's stdin: nothing when it has no types (a clear,
+    /// a concealed write), or when it changed again or emptied before its data was asked for.
+    private static func input(for change: Server.Change, _ server: Server) async -> ChildProcess.Input {
+        guard !change.types.isEmpty else { return .nothing }
+        do {
+            switch try await BestData.read(server, name: change.name, item: nil, types: BestData.defaultTypes, expect: change.count) {
+            case .bytes(let bytes): return .bytes(bytes)
+            case .descriptor(let fd): return .descriptor(fd)
             }
+        } catch {
+            return .nothing
         }
+    }
+
+    /// Runs the `--exec` command with `input` on stdin and waits for it.
+    private func runCommand(for change: Server.Change, input: ChildProcess.Input) async throws {
         let environment = [
             ("PASTEBOARD_NAME", change.name),
             ("PASTEBOARD_COUNT", String(change.count)),
