@@ -31,11 +31,18 @@ enum BestData {
         } catch let error as PasteboardError where error.code == .noSuchType {
             refusal = error
         }
-        if let first, let top = types.first.flatMap({ try? PasteboardType(validating: $0) }), MIMEDatabase.shared.conforms(first.type, to: top) {
-            return first.result
-        }
+        // Item 0's answer is the first entry itself, or the only item: done. (The
+        // shared-mime-info database, which takes longer to read than a paste takes, is not
+        // needed for either.)
+        let top = types.first.flatMap { try? PasteboardType(validating: $0) }
+        if let first, first.type == top { return first.result }
         let (count, items) = try await server.items(name)
         if expect != 0, count != expect { throw PasteboardError.stale("'\(name)' changed meanwhile") }
+        if items.count <= 1 {
+            if let first { return first.result }
+            throw refusal ?? PasteboardError.noSuchItem("'\(name)' is empty")
+        }
+        if let first, let top, MIMEDatabase.shared.conforms(first.type, to: top) { return first.result }
         let offered = items.map { $0.types.compactMap { try? PasteboardType(validating: $0) } }
         for request in types {
             guard let wanted = try? PasteboardType(validating: request) else { continue }
