@@ -78,6 +78,9 @@ public final class PasteboardServer: Sendable {
             lock = try StateLock(directory: configuration.stateDirectory)
             service = try PasteboardService(store: try Store(directory: configuration.stateDirectory), limits: configuration.limits, logger: logger)
         } catch {
+            // Two servers started together: the one that lost the directory may find the
+            // name taken by now, which is what it should say.
+            if let owner = (try? await connection.nameOwner(busName)) ?? nil { throw nameTaken(on: connection, by: owner) }
             throw StartError(description: "cannot use the state directory \(configuration.stateDirectory): \(error)")
         }
 

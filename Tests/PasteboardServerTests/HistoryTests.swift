@@ -60,6 +60,17 @@ struct HistoryTests {
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(8)])
     }
 
+    /// With no history at all, nothing is listed and nothing can be restored, not even the
+    /// current contents.
+    @Test func aDepthOfZeroKeepsNone() async throws {
+        let h = try await Harness(limits: ["history-depth=0"])
+        try await h.write(text: "one")
+        try await h.write(text: "two")
+        #expect(try await history(h).isEmpty)
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(2)])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(1)])
+    }
+
     @Test func isBoundedByDepthAndBytes() async throws {
         let h = try await Harness(limits: ["history-depth=3", "max-history-bytes=250"])
         for text in ["a", "b", "c", "d"] { try await h.write(text: text) }

@@ -8,7 +8,7 @@ import TestSupport
 struct StoreMigrationTests {
     /// The v4 schema, built with Python's sqlite3 as that version left it: `general` at count 3
     /// with two generations of history, `big` holding a blob file, `gone` removed at count 2,
-    /// `mine` written owner-only by process 1 (not this one).
+    /// `mine` written owner-only by process 1 (not this one), `ours` by this process.
     static let v4Database = """
         import sqlite3, sys
         db = sqlite3.connect(sys.argv[1])
@@ -36,6 +36,8 @@ struct StoreMigrationTests {
         INSERT INTO generation_representation VALUES ('general', 2, 0, 0, 'text/plain;charset=utf-8', 6, CAST('second' AS BLOB), NULL),
             ('general', 1, 0, 0, 'text/plain;charset=utf-8', 5, CAST('first' AS BLOB), NULL);
         ''')
+        db.execute("INSERT INTO pasteboard VALUES ('ours', 1, 1, 1000, NULL, ?, 0)", (int(sys.argv[2]),))
+        db.execute("INSERT INTO representation VALUES ('ours', 0, 0, 'text/plain', 4, CAST('ours' AS BLOB), NULL)")
         db.commit()
         """
 
@@ -48,7 +50,7 @@ struct StoreMigrationTests {
         }
         let big = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try Data(big).write(to: URL(fileURLWithPath: state + "/blobs/blobfile"))
-        let made = try await runProgram(try Paths.executable(named: "python3"), ["-c", Self.v4Database, state + "/pasteboards.sqlite"])
+        let made = try await runProgram(try Paths.executable(named: "python3"), ["-c", Self.v4Database, state + "/pasteboards.sqlite", String(getpid())])
         try #require(made.status == 0, "\(made)")
 
         try await h.server.restart()
@@ -57,9 +59,11 @@ struct StoreMigrationTests {
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array("third".utf8))
         #expect(try await historyCounts(h) == [3, 2, 1])
         #expect(try await h.changeCount("gone") == 2)
-        #expect(try await h.listPasteboards().sorted() == ["big", "general", "mine"])
-        // The pasteboard's owner moved to its rows: still private, in the history too.
+        #expect(try await h.listPasteboards().sorted() == ["big", "general", "mine", "ours"])
+        // The pasteboard's owner moved to its rows: still private, in the history too, and
+        // still its owner's (this process) to read.
         await h.expectFailure("AccessDenied", "ReadData", [.string("mine"), .uint32(0), .string("text/plain"), .uint64(0)])
+        #expect(try await h.readData("text/plain", in: "ours") == (1, "ours".bytes))
         #expect(try await h.write(text: "open", to: "mine") == 2)
         #expect(try await h.readFdBytes("application/octet-stream", in: "big").data == big)
 

@@ -49,7 +49,8 @@ extension PasteboardObject {
         guard UInt64(bytes.count) <= limits.maxItemBytes else {
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' provided \(bytes.count) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
         }
-        // Promised contents never reach the disk: they live as long as the writer's connection.
+        // The data a writer provides stays off the disk (the promise itself is stored): after a
+        // restart the writer is asked again.
         return try service.payloads.volatile(true).payload(for: bytes)
     }
 }

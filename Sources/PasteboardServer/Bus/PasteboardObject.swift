@@ -117,9 +117,9 @@ final class PasteboardObject: DBusObject {
         service.store.log != nil && queued.withLock { $0[call.sender] == nil }
     }
 
-    /// A `WriteItems` the bus thread may answer: not owner-only (that needs the caller's
-    /// process, a bus round trip), and with every payload small enough to stay in memory, so
-    /// that no blob file is written.
+    /// A `WriteItems` the bus thread may answer: not owner-only (those are committed on the
+    /// queue, where the caller's process is looked up if need be), and with every payload small
+    /// enough to stay in memory, so that no blob file is written.
     private static func isSmallWrite(_ arguments: [DBusValue]) -> Bool {
         guard let options = try? Arguments.writeOptions(arguments[2]), !options.ownerOnly else { return false }
         var total = 0

@@ -301,7 +301,7 @@ final class PasteboardService: @unchecked Sendable {
     func restore(_ name: PasteboardName, count: UInt64) throws(PasteboardError) -> Change {
         let entry = entry(name)
         let items: [Item]
-        if count == entry.count, entry.entersHistory {
+        if count == entry.count, entry.entersHistory, limits.historyDepth > 0 {
             items = entry.items
         } else if let generation = entry.history.first(where: { $0.count == count }) {
             items = generation.items
@@ -361,7 +361,7 @@ final class PasteboardService: @unchecked Sendable {
             entry.history = []
             pruned = []
         } else if old.entersHistory {
-            // Concealed, transient, owner-only and promised contents never enter the history.
+            // Concealed and transient contents never enter the history.
             (entry.history, pruned) = Self.history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
             // Unless it alone is over the limits, and went at once.
             keepsPrevious = !entry.history.isEmpty

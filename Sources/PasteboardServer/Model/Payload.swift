@@ -42,7 +42,8 @@ enum Payload: Sendable {
 /// are released with it but the database still refers to them, so ``keepFile()`` is called on
 /// those first.
 ///
-/// Data that must stay off the disk (concealed and transient writes) lives in a memfd instead:
+/// Data that must stay off the disk (concealed and transient writes, and what a promise's
+/// writer provides) lives in a memfd instead:
 /// its ``path`` is the descriptor's `/proc/self/fd` entry, which opens like a file, and the
 /// descriptor is closed (the memory freed) when nothing refers to it.
 final class Blob: Sendable {

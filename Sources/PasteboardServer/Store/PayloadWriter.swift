@@ -10,7 +10,8 @@ struct PayloadWriter: Sendable {
     let blobDirectory: String
     /// A large file let go of, to overwrite rather than start a new one.
     var spare: SpareBlobFile? = nil
-    /// Keep everything off the disk (concealed and transient data): large payloads go to memfds.
+    /// Keep everything off the disk (concealed and transient data, provided promises): large
+    /// payloads go to memfds.
     var volatile = false
 
     /// A copy writing to memory only when `volatile`.

@@ -205,12 +205,17 @@ final class Store {
         migrator.registerMigration("v7: owner per item") { db in
             // Each row carries the process that may read it, so that an owner-only generation
             // keeps its owner in the history. The pasteboard's owner_pid, which applied to the
-            // contents at its count, moves to those rows and is no longer written.
+            // contents at its count, is copied to those rows (only those of owner-only
+            // contents are touched), and from now on holds the first owner of any current
+            // item: a server of an earlier version reading the store keeps the whole
+            // pasteboard private rather than opening it.
             try db.execute(sql: """
                 ALTER TABLE contents ADD COLUMN owner_pid INTEGER;
                 UPDATE contents SET owner_pid = (
-                    SELECT p.owner_pid FROM pasteboard p WHERE p.name = contents.pasteboard AND p.count = contents.count);
-                UPDATE pasteboard SET owner_pid = NULL;
+                    SELECT p.owner_pid FROM pasteboard p WHERE p.name = contents.pasteboard AND p.count = contents.count)
+                WHERE EXISTS (
+                    SELECT 1 FROM pasteboard p
+                    WHERE p.name = contents.pasteboard AND p.count = contents.count AND p.owner_pid IS NOT NULL);
                 """)
         }
         return migrator
@@ -308,7 +313,8 @@ final class Store {
             """,
             [
                 key, .integer(change.count), .integer(change.listed), .integer(change.changedAt),
-                change.expiresAt.map { .integer($0) } ?? .null, .null,
+                change.expiresAt.map { .integer($0) } ?? .null,
+                change.representations.lazy.compactMap(\.owner).first.map { .integer(Int($0)) } ?? .null,
                 .integer(change.volatile),
             ])
         for representation in change.representations {
