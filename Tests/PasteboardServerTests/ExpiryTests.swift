@@ -101,6 +101,9 @@ struct ExpiryTests {
         #expect(try await h.write([[(Self.text, "brief".bytes)]], to: "cleared", options: short) == 1)
         #expect(try await h.clear("cleared") == 2)
         #expect(try await h.write([[(Self.text, "lasting".bytes)]], to: "cleared", options: [("append", .boolean(true))]) == 3)
+        // Every Changed out before the crash (each follows its reply, which a kill at once
+        // could come between).
+        #expect(await signals.announcements(7).count == 7)
 
         // Past the cancelled expiries, and across a crash: nothing was cleared.
         h.server.kill9()
