@@ -205,6 +205,14 @@ public final class Connection: Sendable {
         }
     }
 
+    /// The bus's own id (`GetId`): the same for as long as this bus runs, another for the next
+    /// one. A unique name means a connection only together with it, since a new bus hands out
+    /// the same names again.
+    public func busID() async throws(DBusError) -> String {
+        guard let id = try await bus("GetId", []).first?.stringValue else { throw .failed("the bus returned no id") }
+        return id
+    }
+
     /// The process id of the connection `uniqueName`, by the bus's credentials.
     public func unixProcessID(of uniqueName: String) async throws(DBusError) -> UInt32 {
         guard let pid = try await bus("GetConnectionUnixProcessID", [.string(uniqueName)], timeout: .seconds(5)).first?.uint32Value else {

@@ -70,13 +70,19 @@ public final class PasteboardServer: Sendable {
         if let owner = (try? await connection.nameOwner(busName)) ?? nil {
             throw nameTaken(on: connection, by: owner)
         }
+        let busID: String
+        do {
+            busID = try await connection.busID()
+        } catch {
+            throw StartError(description: "cannot ask the bus \(connection.address) for its id: \(error.message)")
+        }
 
         let lock: StateLock
         let service: PasteboardService
         do {
             try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             lock = try StateLock(directory: configuration.stateDirectory)
-            service = try PasteboardService(store: try Store(directory: configuration.stateDirectory), limits: configuration.limits, logger: logger)
+            service = try PasteboardService(store: try Store(directory: configuration.stateDirectory), limits: configuration.limits, logger: logger, busID: busID)
         } catch {
             // Two servers started together: the one that lost the directory may find the
             // name taken by now, which is what it should say.

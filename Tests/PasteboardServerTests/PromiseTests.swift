@@ -147,6 +147,41 @@ struct PromiseTests {
         #expect(failed?.message.contains("left the bus") == true, "\(String(describing: failed))")
     }
 
+    /// A new bus (a new session) hands out the same unique names again: a promise stored on an
+    /// earlier one is never asked of whoever holds its writer's name now.
+    @Test func aPromiseFromAnEarlierBusIsNotAskedOfANewcomer() async throws {
+        let h = try await Harness()
+        let writer = try h.connect()
+        try writer.export(TestProvider(["text/plain": Array("p".utf8)]), at: "/org/pasteboardd/Provider1")
+        #expect(try await promise(h, [["text/plain"]], by: writer) == 1)
+        #expect(h.server.terminate() == 0)
+
+        let later = try TestBus()
+        let server = try await TestServer(bus: later, stateDirectory: h.server.stateDirectory)
+        defer { _ = server.terminate() }
+        let reader = try Connection.connect(address: later.address)
+        defer { reader.close() }
+        // Every name the new bus gives out answers Provide, the old writer's among them.
+        var impostors: [Connection] = []
+        defer { impostors.forEach { $0.close() } }
+        let impostor = TestProvider(["text/plain": Array("forged".utf8)])
+        for _ in 0..<8 {
+            let connection = try Connection.connect(address: later.address)
+            try connection.export(impostor, at: "/org/pasteboardd/Provider1")
+            impostors.append(connection)
+        }
+        let types = try await reader.call(destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "Types", arguments: [.string("general")])
+        #expect(types.last?.stringArrayValue == ["text/plain"])
+        do {
+            _ = try await reader.call(destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "ReadData", arguments: [.string("general"), .uint32(0), .string("text/plain"), .uint64(0)])
+            Issue.record("a promise from an earlier bus was read")
+        } catch {
+            #expect(error.name == Harness.errorPrefix + "ProviderFailed", "\(error)")
+            #expect(error.message.contains("earlier session"), "\(error)")
+        }
+        #expect(impostor.calls.withLock { $0.isEmpty })
+    }
+
     @Test func transientPromisesStayOffTheDisk() async throws {
         let h = try await Harness()
         let writer = try h.connect()

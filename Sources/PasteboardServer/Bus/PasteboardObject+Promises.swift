@@ -24,6 +24,10 @@ extension PasteboardObject {
     /// `provider-timeout-ms`.
     func provide(_ promise: Promise) async throws -> Payload {
         let limits = service.limits
+        // Written on an earlier bus: its unique name may be someone else's on this one.
+        guard promise.bus == service.busID else {
+            throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: it was on the bus of an earlier session, which has ended")
+        }
         let reply: Message
         let asked = ContinuousClock.now
         do {

@@ -28,6 +28,8 @@ import Glibc
 final class PasteboardService: @unchecked Sendable {
     let queue = DispatchQueue(label: "org.pasteboardd.service")
     let limits: Limits
+    /// The id of the bus the server is on (see ``Promise/bus``).
+    let busID: String
     /// The changes a start made: concealed or transient contents that did not survive the last
     /// run. Announced once the server owns its name, so that watchers miss none.
     let changedAtStart: [Change]
@@ -58,7 +60,9 @@ final class PasteboardService: @unchecked Sendable {
     let turn = Mutex<Void>(())
     private static let queueKey = DispatchSpecificKey<Bool>()
 
-    init(store: Store, limits: Limits, logger: Logger) throws {
+    /// - Parameter busID: The id of the bus the server is on, which promises are tied to.
+    init(store: Store, limits: Limits, logger: Logger, busID: String) throws {
+        self.busID = busID
         self.store = store
         self.limits = limits
         self.logger = logger
@@ -316,7 +320,7 @@ final class PasteboardService: @unchecked Sendable {
         let count = entry(name).count + 1
         let items = itemTypes.enumerated().map { index, types in
             Item(representations: types.map { type in
-                Representation(type: type, payload: .promised(Promise(provider: provider, name: name, count: count, item: UInt32(index), type: type)))
+                Representation(type: type, payload: .promised(Promise(provider: provider, bus: busID, name: name, count: count, item: UInt32(index), type: type)))
             })
         }
         return try write(name, items: items, options: options, ownerPID: ownerPID)

@@ -9,6 +9,10 @@ import Synchronization
 final class Promise: Sendable {
     /// The writer's unique bus name, which answers `org.pasteboardd.Provider1.Provide`.
     let provider: String
+    /// The id of the bus that name is on (`GetId`): a later bus hands out the same names to
+    /// other connections, so a promise stored by an earlier session's server is never asked
+    /// of whoever holds its name now.
+    let bus: String
     let name: PasteboardName
     /// The change count `WritePromised` returned.
     let count: UInt64
@@ -23,8 +27,9 @@ final class Promise: Sendable {
     }
     private let state = Mutex<State>(.pending)
 
-    init(provider: String, name: PasteboardName, count: UInt64, item: UInt32, type: PasteboardType) {
+    init(provider: String, bus: String, name: PasteboardName, count: UInt64, item: UInt32, type: PasteboardType) {
         self.provider = provider
+        self.bus = bus
         self.name = name
         self.count = count
         self.item = item

@@ -20,7 +20,8 @@ struct ChangeRows: Equatable, Sendable {
             case inline([UInt8])
             case blob(String)
             /// Promised data not asked for yet, or asked for in an earlier run: after a restart
-            /// the writer is asked (again) on the first read. `count` and `item` are those the
+            /// the writer is asked (again) on the first read. `provider` is the bus's id and
+            /// the writer's unique name, as `BUS/NAME`; `count` and `item` are those the
             /// writer's `WritePromised` gave it, which `Provide` names.
             case promised(provider: String, count: UInt64, item: UInt32)
         }
@@ -55,7 +56,7 @@ extension ChangeRows {
                     switch representation.payload {
                     case .inline(let bytes): data = .inline(bytes)
                     case .file(let blob): data = .blob(blob.id)
-                    case .promised(let promise): data = .promised(provider: promise.provider, count: promise.count, item: promise.item)
+                    case .promised(let promise): data = .promised(provider: promise.bus + "/" + promise.provider, count: promise.count, item: promise.item)
                     }
                     representations.append(Representation(
                         item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data,

@@ -154,10 +154,12 @@ private struct ItemReader {
     /// The row's data: inline bytes, a promise, or its blob file when that is intact (nil,
     /// reported, when not).
     private mutating func payload(_ row: Row, name: PasteboardName, item: Int, type: PasteboardType) throws -> Payload? {
-        if let provider = row[9] as String? {
+        if let stored = row[9] as String? {
+            // BUS/NAME: a unique name never holds a slash.
+            let (bus, provider) = stored.lastIndex(of: "/").map { (String(stored[..<$0]), String(stored[stored.index(after: $0)...])) } ?? ("", stored)
             let count = UInt64(bitPattern: row[10] as Int64? ?? 0)
             let promised = UInt32(truncatingIfNeeded: row[11] as Int64? ?? 0)
-            return .promised(Promise(provider: provider, name: name, count: count, item: promised, type: type))
+            return .promised(Promise(provider: provider, bus: bus, name: name, count: count, item: promised, type: type))
         }
         let size = UInt64(bitPattern: row[4])
         guard let blobID = row[6] as String? else {
