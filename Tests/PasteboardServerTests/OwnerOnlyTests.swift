@@ -150,6 +150,25 @@ struct OwnerOnlyTests {
         #expect(again.status == 0 && again.out == "open again", "\(again)")
     }
 
+    /// After a reboot a process id names another process: owner-only data stored before it is
+    /// nobody's to read, in the history too; other data is untouched.
+    @Test func afterARebootOwnerOnlyDataIsNobodys() async throws {
+        let h = try await Harness()
+        #expect(try await h.write([[(Self.text, "mine".bytes)]], options: Self.ownerOnly) == 1)
+        try await h.write(text: "open", to: "plain")
+        #expect(try await h.readData(Self.text) == (1, "mine".bytes))
+        #expect(h.server.terminate() == 0)
+        // As a store left by an earlier boot: its boot id is another.
+        let database = h.server.stateDirectory + "/pasteboards.sqlite"
+        let script = "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"UPDATE meta SET value = 'an-earlier-boot' WHERE key = 'boot_id'\"); db.commit()"
+        let made = try await runProgram(try Paths.executable(named: "python3"), ["-c", script, database])
+        try #require(made.status == 0, "\(made)")
+        try await h.server.restart()
+        await h.expectFailure("AccessDenied", "ReadData", [.string("general"), .uint32(0), .string(Self.text), .uint64(0)])
+        #expect(try await h.readData(Self.text, in: "plain") == (1, "open".bytes))
+        #expect(try await h.types() == (1, [Self.text]))
+    }
+
     /// Owner-only contents enter the history with their owner: restored, by anyone and after a
     /// crash, they stay private.
     @Test func aRestoredOwnerOnlyGenerationStaysPrivate() async throws {

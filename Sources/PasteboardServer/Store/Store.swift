@@ -62,6 +62,28 @@ final class Store {
             logProblem = "\(error)"
         }
         try replayLog()
+        try forgetOwnersOfAnEarlierBoot()
+    }
+
+    /// Owner-only data is its writer process's, known by process id. After a reboot that id
+    /// names another process, or none: data stored before it becomes nobody's to read (owner
+    /// 0). The first start that keeps a boot id takes the stored data for this boot's.
+    private func forgetOwnersOfAnEarlierBoot() throws {
+        guard let boot = Self.bootID() else { return }
+        try database.write { db in
+            let stored = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'boot_id'")
+            guard stored != boot else { return }
+            if stored != nil {
+                try db.execute(sql: "UPDATE contents SET owner_pid = 0 WHERE owner_pid IS NOT NULL")
+                try db.execute(sql: "UPDATE pasteboard SET owner_pid = 0 WHERE owner_pid IS NOT NULL")
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('boot_id', ?)", arguments: [boot])
+        }
+    }
+
+    /// This boot's id, which the kernel makes anew at every boot.
+    static func bootID() -> String? {
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private static func open(_ directory: String) throws -> DatabaseQueue {
@@ -217,6 +239,9 @@ final class Store {
                     SELECT 1 FROM pasteboard p
                     WHERE p.name = contents.pasteboard AND p.count = contents.count AND p.owner_pid IS NOT NULL);
                 """)
+        }
+        migrator.registerMigration("v8: facts about the store") { db in
+            try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
         }
         return migrator
     }
