@@ -144,7 +144,7 @@ struct Measurements {
         var serverRate = Sample(), floorRate = Sample(), serverLatency = Sample(), floorLatency = Sample()
         var serverErrors = 0, floorErrors = 0
         // One pair of runs first, not counted: the server's first run after a pause was
-        // measured 5–15% slower than the runs after it, the floor's not.
+        // measured 10–15% slower than the runs after it, the floor's not.
         for run in 0...repetitions.concurrentRuns {
             let pasteboard = try await Self.together(clients, calls: calls) { client, index, call in
                 let name = "bench-mixed-\(index)"

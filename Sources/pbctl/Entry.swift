@@ -11,7 +11,7 @@ enum Entry {
         StandardStreams.reserve()
         // Swift repairs invalid UTF-8 in the arguments, which would turn a bad pasteboard name
         // (or a file name) silently into another one.
-        for index in 1..<Int(CommandLine.argc) {
+        for index in 1..<max(1, Int(CommandLine.argc)) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
             Output.error("argument \(index) is not valid UTF-8; names, types and file names must be")
             exit(ExitStatus.usage.rawValue)

@@ -66,6 +66,15 @@ struct CopyOptionTests {
         expect(try await world.pbctl("paste"), status: 1, stdout: "", stderr: "pbctl: 'general' is empty\n")
     }
 
+    /// Past what 64 bits of milliseconds hold is never: no crash, no error.
+    @Test func aHugeExpiryIsNever() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", "--expires", "1e300", input: "kept"))
+        expectSuccess(try await world.pbctl("-p", "other", "copy", "--expires", "18446744073709552", input: "kept too"))
+        expectSuccess(try await world.pbctl("paste"), stdout: "kept")
+        expectSuccess(try await world.pbctl("-p", "other", "paste"), stdout: "kept too")
+    }
+
     @Test func flagsCombine() async throws {
         let world = try await PbctlHarness()
         expectSuccess(try await world.pbctl("copy", "--concealed", "--transient", "--expires", "60", input: "all of them"))

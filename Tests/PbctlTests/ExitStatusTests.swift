@@ -48,8 +48,6 @@ struct ExitStatusTests {
         (["paste", "--item"], "Error: Missing value for '--item <N>'\n"),
         (["paste", "--item", "first"], "Error: The value 'first' is invalid for '--item <N>'\n"),
         (["copy", "--expires", "0"], "Error: --expires takes a positive number of seconds\n"),
-        (["copy", "--expires", "1e300"], "Error: --expires takes at most 18446744073709551 seconds\n"),
-        (["copy", "--expires", "18446744073709550"], "Error: --expires takes at most 18446744073709551 seconds\n"),
         (["copy", "--expires", "inf"], "Error: --expires takes a positive number of seconds\n"),
         (["watch", "--since", "many"], "Error: The value 'many' is invalid for '--since <COUNT>'\n"),
         (["watch", "--exec"], "Error: --exec needs a command to run"),

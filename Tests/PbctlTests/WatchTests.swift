@@ -39,7 +39,8 @@ struct WatchTests {
         while ContinuousClock.now - started < .seconds(15) {
             expectSuccess(try await world.pbctl("-p", "w", "copy", input: "x"))
             try await Task.sleep(for: .milliseconds(100))
-            if try await runProgram("/usr/bin/pgrep", ["-f", "-p w watch"]).status != 0, ContinuousClock.now - started > .milliseconds(500) { break }
+            // Until the pipeline (its shell, whose command line matches too) has ended.
+            if ContinuousClock.now - started > .milliseconds(500), try await runProgram("/usr/bin/pgrep", ["-f", "--", "-p w watch"]).status == 1 { break }
         }
         let result = try await piped
         #expect(result.status == 0, "\(result)")
@@ -163,14 +164,14 @@ struct WatchTests {
         let world = try await PbctlHarness()
         let file = try temporaryFile(Data(), "pbctl-watch-exec")
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let script = #"sleep 0.3; printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
+        let script = #"sleep 0.5; printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
         let watcher = try world.watch("-p", "slow", "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
         defer { watcher.stop() }
         let skipped = try await watcher.prime(world, name: "slow") { "\($0) ready" }
         let count = try await world.changeCount("slow")
         for index in 1...5 {
             expectSuccess(try await world.pbctl("-p", "slow", "copy", input: "data \(index)"))
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(100))
         }
         let lines = try await watcher.waitForLines(skipped + 5)
         #expect(Array(lines.dropFirst(skipped)) == (1...5).map { "\(count + UInt64($0)) data \($0)" })

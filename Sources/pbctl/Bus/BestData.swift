@@ -36,23 +36,41 @@ enum BestData {
         // needed for either.)
         let top = types.first.flatMap { try? PasteboardType(validating: $0) }
         if let first, first.type == top { return first.result }
-        let (count, items) = try await server.items(name)
-        if expect != 0, count != expect { throw PasteboardError.stale("'\(name)' changed meanwhile") }
-        if items.count <= 1 {
-            if let first { return first.result }
-            throw refusal ?? PasteboardError.noSuchItem("'\(name)' is empty")
+        do {
+            let (count, items) = try await server.items(name)
+            if expect != 0, count != expect { throw PasteboardError.stale("'\(name)' changed meanwhile") }
+            if items.count <= 1 {
+                if let first { return first.result }
+                throw refusal ?? PasteboardError.noSuchItem("'\(name)' is empty")
+            }
+            if let first, let top, MIMEDatabase.shared.conforms(first.type, to: top) { return first.result }
+            let offered = items.map { $0.types.compactMap { try? PasteboardType(validating: $0) } }
+            var later: UInt32? = nil
+            for request in types {
+                guard let wanted = try? PasteboardType(validating: request) else { continue }
+                guard let index = offered.indices.first(where: { MIMEDatabase.shared.indexOfBestMatch(for: wanted, in: offered[$0]) != nil }) else { continue }
+                if index == 0, let first { return first.result }
+                later = UInt32(index)
+                break
+            }
+            guard let later else {
+                if let first { return first.result }
+                throw PasteboardError.noSuchType("no item of '\(name)' has anything conforming to \(types.joined(separator: ", "))")
+            }
+            first.map(discard)
+            first = nil
+            return try await read(server, name: name, item: later, types: types, expect: count).result
+        } catch {
+            // Item 0's data goes unused: its descriptor must not stay open (a long `watch
+            // --exec` would gather them).
+            first.map(discard)
+            throw error
         }
-        if let first, let top, MIMEDatabase.shared.conforms(first.type, to: top) { return first.result }
-        let offered = items.map { $0.types.compactMap { try? PasteboardType(validating: $0) } }
-        for request in types {
-            guard let wanted = try? PasteboardType(validating: request) else { continue }
-            guard let index = offered.indices.first(where: { MIMEDatabase.shared.indexOfBestMatch(for: wanted, in: offered[$0]) != nil }) else { continue }
-            if index == 0, let first { return first.result }
-            if case .descriptor(let fd)? = first?.result { close(fd) }
-            return try await read(server, name: name, item: UInt32(index), types: types, expect: count).result
-        }
-        if let first { return first.result }
-        throw refusal ?? PasteboardError.noSuchType("nothing on '\(name)' conforms to \(types.joined(separator: ", "))")
+    }
+
+    /// Closes the descriptor of data that goes unused.
+    private static func discard(_ read: (result: Result, type: PasteboardType)) {
+        if case .descriptor(let fd) = read.result { close(fd) }
     }
 
     /// The data of one item, and the item's type it is.

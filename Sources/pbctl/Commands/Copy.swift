@@ -13,7 +13,7 @@ struct Copy: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "A file to copy instead of stdin.")
+    @Argument(help: "A file to copy instead of stdin ('-' is stdin).")
     var file: String?
 
     @Option(name: [.customShort("t"), .customLong("type")], help: ArgumentHelp("Offer the data as TYPE (repeatable).", valueName: "TYPE"))

@@ -22,7 +22,7 @@ struct PasteJob: Job {
                 switch Streaming.copy(from: fd, to: 1, progress: Progress.onTerminal("pasted")) {
                 case .all: break
                 case .writeFailed(let error): Output.stdoutFailed(error)
-                case .readFailed(let error): throw Failure(message: "cannot read the data from the server: \(String(cString: strerror(error)))", status: .unavailable)
+                case .readFailed(let error): throw Failure(message: "cannot read the data from the server: \(String(cString: strerror(error)))", status: .ioError)
                 }
             }
         }

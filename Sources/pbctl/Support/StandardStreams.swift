@@ -13,14 +13,11 @@ enum StandardStreams {
     /// runs.
     nonisolated(unsafe) private(set) static var closed: Set<Int32> = []
 
-    /// Opens /dev/null on each of 0, 1 and 2 that is closed.
+    /// Opens /dev/null on each of 0, 1 and 2 that is closed (in order, so `open` takes the
+    /// lowest free number: the closed one).
     static func reserve() {
         for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) < 0 && errno == EBADF {
-            let null = open("/dev/null", O_RDWR)
-            if null >= 0, null != fd {
-                dup2(null, fd)
-                close(null)
-            }
+            _ = open("/dev/null", O_RDWR)
             closed.insert(fd)
         }
     }
