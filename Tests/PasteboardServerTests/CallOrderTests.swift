@@ -95,7 +95,9 @@ struct CallOrderTests {
         #expect(try await h.readData(Self.type, in: "other") == (1, Array("settled".utf8)))
         #expect(try await h.changeCount("busy") == 0)
         #expect(try await h.listPasteboards() == ["other"])
-        #expect(ContinuousClock.now - start < .seconds(2), "the reads waited \(ContinuousClock.now - start)")
+        // Waiting for the write would take until the store is let go of, about 7.5 s from here;
+        // a loaded machine has been seen to take 2 s for the three calls.
+        #expect(ContinuousClock.now - start < .seconds(5), "the reads waited \(ContinuousClock.now - start)")
 
         _ = try await locker.wait(timeout: .seconds(20))
         #expect(try await write.value == 1)

@@ -26,7 +26,8 @@ struct CommitLogTests {
         // Answered at once, though the database cannot take it.
         let start = ContinuousClock.now
         #expect(try await h.write(text: "two", to: "p") == 2)
-        #expect(ContinuousClock.now - start < .seconds(2), "the write waited \(ContinuousClock.now - start)")
+        // Waiting for the store would take until it is let go of, about 6 s from here.
+        #expect(ContinuousClock.now - start < .seconds(4), "the write waited \(ContinuousClock.now - start)")
         #expect(try await Self.readText(h, "p") == (2, "two"))
         h.server.kill9()
         _ = try await locker.wait(timeout: .seconds(20))
@@ -62,7 +63,7 @@ struct CommitLogTests {
         StateFiles.expectAbsent("hunter2-in-the-log", from: h.server, "while recorded")
         let clearing = ContinuousClock.now
         #expect(try await h.clear("cleared") == 2)
-        #expect(ContinuousClock.now - clearing < .seconds(2), "the clear waited for the store: \(ContinuousClock.now - clearing)")
+        #expect(ContinuousClock.now - clearing < .seconds(4), "the clear waited for the store: \(ContinuousClock.now - clearing)")
         let before = try await h.snapshot("mixed")
         h.server.kill9()
         _ = try await locker.wait(timeout: .seconds(20))

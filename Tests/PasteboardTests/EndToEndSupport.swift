@@ -160,7 +160,9 @@ final class ChangeRecorder: Sendable {
     /// waits for the change of the last, so that nothing of the priming is still on its way;
     /// returns the change count to look beyond.
     func waitUntilSubscribed(by pasteboard: Pasteboard, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
-        let timeout: Duration = .seconds(5)
+        // Generous: on a loaded machine subscribing has been seen to take over 5 s, and a
+        // subscription that works returns at once anyway.
+        let timeout: Duration = .seconds(15)
         let deadline = ContinuousClock.now + timeout
         var markers: Set<Int> = []
         func seen(_ counts: Set<Int>) -> Bool {
@@ -179,7 +181,7 @@ final class ChangeRecorder: Sendable {
                 return last
             }
         }
-        Issue.record("the change sequence saw none of this process's writes within 5 s", sourceLocation: sourceLocation)
+        Issue.record("the change sequence saw none of this process's writes within \(timeout)", sourceLocation: sourceLocation)
         throw TestSupportError("not subscribed")
     }
 
