@@ -297,8 +297,8 @@ final class PasteboardService: @unchecked Sendable {
             result.append((entry.count, entry.changedAt, entry.types))
         }
         result += entry.history.map { ($0.count, $0.writtenAt, $0.types) }
-        let most = limit == 0 ? limits.historyDepth : min(UInt64(limit), limits.historyDepth)
-        return Array(result.prefix(Int(clamping: most)))
+        // The kept generations already fit history-depth (see `fitting`).
+        return Array(result.prefix(Int(clamping: limit == 0 ? limits.historyDepth : UInt64(limit))))
     }
 
     /// Makes the contents of change `count` current again, as a new change.
