@@ -20,11 +20,20 @@ public final class PasteboardServer: Sendable {
         /// Where the pasteboards are kept.
         public var stateDirectory: String
         public var limits: Limits
+        /// Which display system's clipboard `general` is (`--desktop`).
+        public var desktop: DesktopMode
+        /// Where `WAYLAND_DISPLAY` and `DISPLAY` are read from.
+        public var environment: [String: String]
 
-        public init(address: String? = nil, stateDirectory: String = Configuration.defaultStateDirectory(), limits: Limits = Limits()) {
+        public init(
+            address: String? = nil, stateDirectory: String = Configuration.defaultStateDirectory(), limits: Limits = Limits(),
+            desktop: DesktopMode = .auto, environment: [String: String] = ProcessInfo.processInfo.environment
+        ) {
             self.address = address
             self.stateDirectory = stateDirectory
             self.limits = limits
+            self.desktop = desktop
+            self.environment = environment
         }
 
         /// `$XDG_STATE_HOME/pasteboardd`, else `~/.local/state/pasteboardd`.
@@ -45,11 +54,13 @@ public final class PasteboardServer: Sendable {
     private let connection: Connection
     private let service: PasteboardService
     private let lock: StateLock
+    private let desktop: DesktopBridge?
 
-    private init(connection: Connection, service: PasteboardService, lock: StateLock) {
+    private init(connection: Connection, service: PasteboardService, lock: StateLock, desktop: DesktopBridge?) {
         self.connection = connection
         self.service = service
         self.lock = lock
+        self.desktop = desktop
     }
 
     /// Connects, opens the store, exports the object and takes the bus name: once this returns
@@ -90,8 +101,9 @@ public final class PasteboardServer: Sendable {
             throw StartError(description: "cannot use the state directory \(configuration.stateDirectory): \(error)")
         }
 
+        let desktop = DesktopBridge(service: service, mode: configuration.desktop, environment: configuration.environment, logger: logger)
         do {
-            let object = PasteboardObject(service: service, connection: connection)
+            let object = PasteboardObject(service: service, connection: connection, desktop: desktop)
             try connection.export(object, at: PasteboardObject.path)
             switch try await connection.requestName(busName) {
             case .primaryOwner, .alreadyOwner:
@@ -105,7 +117,7 @@ public final class PasteboardServer: Sendable {
             throw StartError(description: "cannot take the name \(busName): \(error)")
         }
         logger.info("serving \(busName) on \(connection.address), state in \(configuration.stateDirectory)")
-        return PasteboardServer(connection: connection, service: service, lock: lock)
+        return PasteboardServer(connection: connection, service: service, lock: lock, desktop: desktop)
     }
 
     private static func nameTaken(on connection: Connection, by owner: String?) -> StartError {
@@ -120,6 +132,7 @@ public final class PasteboardServer: Sendable {
     /// Finishes the changes in progress, closes the connection, and folds the write-ahead log
     /// into the database so that the next start has little to read.
     public func stop() async {
+        desktop?.stop()
         await withCheckedContinuation { done in
             service.perform { done.resume() }
         }

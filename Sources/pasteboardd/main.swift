@@ -26,6 +26,11 @@ struct Pasteboardd: AsyncParsableCommand {
     @Option(name: .customLong("limit"), help: ArgumentHelp("Set a limit, e.g. max-items=100 or max-item-bytes=512M (repeatable).", valueName: "KEY=VALUE"))
     var limitSettings: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Join general and primary to the desktop's clipboard and primary selection: auto (Wayland when WAYLAND_DISPLAY names a compositor with a data-control protocol, else X11 when DISPLAY is set, else off), x11, wayland or off.",
+        valueName: "auto|x11|wayland|off"))
+    var desktop: DesktopMode = .auto
+
     @Flag(name: .long, help: "Log every start-up step.")
     var verbose = false
 
@@ -43,7 +48,9 @@ struct Pasteboardd: AsyncParsableCommand {
         var logger = Logger(label: "pasteboardd")
         logger.logLevel = verbose ? .debug : .notice
 
-        var configuration = PasteboardServer.Configuration(address: address)
+        // Writing to an app that stopped reading a paste must fail that write, not end the server.
+        signal(SIGPIPE, SIG_IGN)
+        var configuration = PasteboardServer.Configuration(address: address, desktop: desktop)
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
         for setting in limitSettings { try configuration.limits.apply(setting) }
 
@@ -65,6 +72,8 @@ struct Pasteboardd: AsyncParsableCommand {
         throw ExitCode(69)
     }
 }
+
+extension DesktopMode: ExpressibleByArgument {}
 
 /// Stop signals, caught from the moment this is made and remembered until someone waits.
 ///

@@ -204,12 +204,13 @@ public enum OutputTarget: Sendable {
 /// ```
 ///
 /// - Parameters:
+///   - environment: added to the test process's environment (less `DBUS_SESSION_BUS_ADDRESS`).
 ///   - newProcessGroup: whether the child leads a process group of its own rather than
 ///     joining the test process's.
 /// - Throws: when the program cannot be started.
 public func spawnDetached(
     _ executable: String, _ arguments: [String], standardOutput: OutputTarget = .null, standardError: OutputTarget = .null,
-    newProcessGroup: Bool = false
+    environment: [String: String] = [:], newProcessGroup: Bool = false
 ) throws -> pid_t {
     func redirection(_ target: OutputTarget) -> Redirection {
         switch target {
@@ -221,7 +222,7 @@ public func spawnDetached(
     return try spawn(
         executable, arguments, standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
         standardOutput: redirection(standardOutput), standardError: redirection(standardError),
-        newProcessGroup: newProcessGroup)
+        environment: environment, newProcessGroup: newProcessGroup)
 }
 
 // MARK: - posix_spawn

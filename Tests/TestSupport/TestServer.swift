@@ -26,6 +26,9 @@ public final class TestServer: Sendable {
     public let stateDirectory: String
     /// The `--limit KEY=VALUE` settings the server runs with.
     public let limits: [String]
+    /// The display the server's desktop bridge joins; nil runs it with `--desktop off`, so
+    /// that no test server ever touches the desktop of the person running the tests.
+    public let desktop: DesktopDisplay?
     private let logPath: String
     private let ownsStateDirectory: Bool
     /// The running server; nil once it has been stopped.
@@ -43,10 +46,12 @@ public final class TestServer: Sendable {
     ///   - stateDirectory: Where to keep the data; a new temporary directory (deleted with the
     ///     server) when nil.
     ///   - limits: `KEY=VALUE` settings, each passed as `--limit`.
+    ///   - desktop: the display to bridge `general` to; nil for none.
     /// - Throws: when the server exits or does not own its name within ten seconds.
-    public init(bus: TestBus, stateDirectory: String? = nil, limits: [String] = []) async throws {
+    public init(bus: TestBus, stateDirectory: String? = nil, limits: [String] = [], desktop: DesktopDisplay? = nil) async throws {
         self.bus = bus
         self.limits = limits
+        self.desktop = desktop
         if let stateDirectory {
             self.stateDirectory = stateDirectory
             ownsStateDirectory = false
@@ -69,7 +74,7 @@ public final class TestServer: Sendable {
 
     /// The arguments the server is started with.
     public var arguments: [String] {
-        ["--address", bus.address, "--state-dir", stateDirectory] + limits.flatMap { ["--limit", $0] }
+        ["--address", bus.address, "--state-dir", stateDirectory, "--desktop", desktop?.mode ?? "off"] + limits.flatMap { ["--limit", $0] }
     }
 
     /// Everything the server has written to standard error so far, over all its runs (bytes
@@ -123,7 +128,8 @@ public final class TestServer: Sendable {
 
     private func start() async throws {
         let pid = try spawnDetached(
-            try Paths.product("pasteboardd"), arguments, standardError: .appending(logPath), newProcessGroup: true)
+            try Paths.product("pasteboardd"), arguments, standardError: .appending(logPath),
+            environment: desktop?.environment ?? [:], newProcessGroup: true)
         let watcher = try Connection.connect(address: bus.address)
         defer { watcher.close() }
         let deadline = ContinuousClock.now + .seconds(10)

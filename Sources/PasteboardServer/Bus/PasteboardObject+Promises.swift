@@ -23,6 +23,12 @@ extension PasteboardObject {
     /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`), within
     /// `provider-timeout-ms`.
     func provide(_ promise: Promise) async throws -> Payload {
+        if promise.provider == DesktopBridge.provider {
+            guard let desktop else {
+                throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app, and the desktop bridge is off; copy it again")
+            }
+            return try await desktop.provide(promise)
+        }
         let limits = service.limits
         // Written on an earlier bus: its unique name may be someone else's on this one.
         guard promise.bus == service.busID else {

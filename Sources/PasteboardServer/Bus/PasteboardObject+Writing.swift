@@ -83,7 +83,7 @@ extension PasteboardObject {
             guard !writerLeft else { return }
             do throws(PasteboardError) {
                 let change = try service.write(write.name, items: write.items, options: write.options, ownerPID: pid)
-                call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+                call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
             } catch {
                 fail(call, error)
             }

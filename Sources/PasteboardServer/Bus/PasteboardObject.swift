@@ -29,13 +29,17 @@ final class PasteboardObject: DBusObject {
     /// Calls waiting for ``drain()``, and whether a drain is scheduled or running.
     let intake = Mutex<(jobs: [Job], draining: Bool)>(([], false))
     let processIDs = ProcessIDs()
+    /// `general` and `primary` joined to the desktop's clipboard; nil with `--desktop off`.
+    let desktop: DesktopBridge?
 
-    init(service: PasteboardService, connection: Connection) {
+    init(service: PasteboardService, connection: Connection, desktop: DesktopBridge? = nil) {
         self.service = service
         self.connection = connection
-        service.perform { [service] in
-            service.onChange = { [weak connection] change in
-                connection?.send(Self.signals(for: change))
+        self.desktop = desktop
+        service.perform { [weak self] in
+            self?.service.onChange = { [weak self] change in
+                guard let self else { return }
+                connection.send(signals(for: change))
             }
         }
     }
@@ -46,7 +50,16 @@ final class PasteboardObject: DBusObject {
     /// start made itself (``PasteboardService/changedAtStart``) are announced then too.
     func startTimers() {
         service.perform { [service] in service.startExpiryTimers() }
-        connection.send(service.changedAtStart.flatMap(Self.signals(for:)))
+        connection.send(service.changedAtStart.flatMap(signals(for:)))
+        desktop?.start(
+            announce: { [weak self] change in
+                guard let self else { return }
+                connection.send(signals(for: change))
+            },
+            resolve: { [weak self] promise in
+                guard let self else { throw PasteboardError.providerFailed("the server is stopping") }
+                return try await provide(promise)
+            })
     }
 
     // MARK: Dispatch
@@ -146,13 +159,13 @@ final class PasteboardObject: DBusObject {
             call.reply([.uint64(service.entry(try Arguments.name(arguments[0])).count)])
         case .clearContents:
             let change = try service.clear(try Arguments.name(arguments[0]))
-            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+            call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
         case .writeItems:
             let name = try Arguments.name(arguments[0])
             let options = try Arguments.writeOptions(arguments[2])
             let items = try inlineItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile))
             let change = try service.write(name, items: items, options: options, ownerPID: callerPID)
-            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+            call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
         case .types:
             let entry = service.entry(try Arguments.name(arguments[0]))
             call.reply([.uint64(entry.count), .strings(entry.types.map(\.rawValue))])
@@ -205,7 +218,7 @@ final class PasteboardObject: DBusObject {
             call.reply([.string(service.uniqueName().rawValue)])
         case .remove:
             let change = try service.remove(try Arguments.name(arguments[0]))
-            call.reply([], followedBy: change.map(Self.signals(for:)) ?? [])
+            call.reply([], followedBy: change.map(self.signals(for:)) ?? [])
         case .history:
             let entries = service.history(try Arguments.name(arguments[0]), limit: arguments[1].uint32Value!)
             call.reply([.array(element: "(txas)", entries.map { entry in
@@ -213,7 +226,7 @@ final class PasteboardObject: DBusObject {
             })])
         case .restore:
             let change = try service.restore(try Arguments.name(arguments[0]), count: arguments[1].uint64Value!)
-            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+            call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
         case .writePromised:
             let name = try Arguments.name(arguments[0])
             let options = try Arguments.writeOptions(arguments[2])
@@ -222,7 +235,7 @@ final class PasteboardObject: DBusObject {
                 itemTypes.append(try Arguments.types(types))
             }
             let change = try service.writePromised(name, itemTypes: itemTypes, provider: call.sender, options: options, ownerPID: callerPID)
-            call.reply([.uint64(change.count)], followedBy: Self.signals(for: change))
+            call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
         case .writeItemsFd:
             preconditionFailure("WriteItemsFd is handled off the service queue")
         }
@@ -230,9 +243,11 @@ final class PasteboardObject: DBusObject {
 
     // MARK: Replying
 
-    /// `Changed` for `change`, followed by `Removed` when it was a `Remove`.
-    static func signals(for change: Change) -> [Message] {
-        changeSignals.messages(for: change)
+    /// `Changed` for `change`, followed by `Removed` when it was a `Remove`; made once per
+    /// change, so the desktop bridge hears of each change here.
+    func signals(for change: Change) -> [Message] {
+        desktop?.changed(change)
+        return Self.changeSignals.messages(for: change)
     }
 
     private static let changeSignals = ChangeSignals(path: path, interface: interface)
@@ -282,6 +297,7 @@ final class PasteboardObject: DBusObject {
             ("Version", .string(Self.version)),
             ("Pasteboards", .strings(names)),
             ("Limits", .dictionary(key: "s", value: "t", Limits.keys.map { (.string($0), .uint64(limits[$0])) })),
+            ("Desktop", .dictionary(key: "s", value: "s", (desktop?.bridged ?? []).map { (.string($0.name), .string($0.to)) })),
         ]
     }
 }

@@ -316,11 +316,14 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// Replaces (or extends) the contents with items whose data `provider` gives on first read.
-    func writePromised(_ name: PasteboardName, itemTypes: [[PasteboardType]], provider: String, options: WriteOptions, ownerPID: UInt32?) throws(PasteboardError) -> Change {
+    ///
+    /// - Parameter bus: Where `provider` is found: the id of the bus (the default), or the
+    ///   desktop bridge's token for a desktop copy.
+    func writePromised(_ name: PasteboardName, itemTypes: [[PasteboardType]], provider: String, bus: String? = nil, options: WriteOptions, ownerPID: UInt32?) throws(PasteboardError) -> Change {
         let count = entry(name).count + 1
         let items = itemTypes.enumerated().map { index, types in
             Item(representations: types.map { type in
-                Representation(type: type, payload: .promised(Promise(provider: provider, bus: busID, name: name, count: count, item: UInt32(index), type: type)))
+                Representation(type: type, payload: .promised(Promise(provider: provider, bus: bus ?? busID, name: name, count: count, item: UInt32(index), type: type)))
             })
         }
         return try write(name, items: items, options: options, ownerPID: ownerPID)

@@ -96,6 +96,18 @@ final class Server: Sendable {
         return fd
     }
 
+    /// What the desktop bridge joins `name` to ("X11 display :0 clipboard"), or nil when it is
+    /// not joined (or the server predates the bridge).
+    func desktop(of name: String) async -> String? {
+        guard let message = try? Message.methodCall(
+            destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
+            interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string("Desktop")]),
+            let reply = try? await connection.call(message)
+        else { return nil }
+        let entries = reply.arguments().first?.variantValue?.dictionaryEntries ?? []
+        return entries.first { $0.key.stringValue == name }?.value.stringValue
+    }
+
     typealias HistoryEntry = PasteboardHistoryEntry
 
     func history(_ name: String, limit: UInt32) async throws -> [HistoryEntry] {

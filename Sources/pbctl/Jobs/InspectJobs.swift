@@ -20,12 +20,15 @@ struct InfoJob: Job {
         try await Session.run(target) { server in
             let name = target.pasteboard
             let (count, items) = try await server.items(name)
+            let desktop = await server.desktop(of: name)
             if json {
                 let encoded = items.map { "{\"types\":\(Output.json($0.types)),\"sizes\":[\($0.sizes.map(String.init).joined(separator: ","))]}" }
-                Output.line("{\"name\":\(Output.json(name)),\"count\":\(count),\"items\":[\(encoded.joined(separator: ","))]}")
+                let bridged = desktop.map { ",\"desktop\":\(Output.json($0))" } ?? ""
+                Output.line("{\"name\":\(Output.json(name)),\"count\":\(count),\"items\":[\(encoded.joined(separator: ","))]\(bridged)}")
                 return
             }
             Output.line("pasteboard: \(name)")
+            if let desktop { Output.line("desktop: \(desktop)") }
             Output.line("count: \(count)")
             Output.line("items: \(items.count)")
             for (index, item) in items.enumerated() {

@@ -21,10 +21,11 @@ final class PbctlHarness: Sendable {
     /// - Parameters:
     ///   - server: whether to start `pasteboardd` on the bus.
     ///   - limits: `KEY=VALUE` settings for the server's `--limit`.
-    init(server: Bool = true, limits: [String] = []) async throws {
+    ///   - desktop: the display the server's desktop bridge joins; none when nil.
+    init(server: Bool = true, limits: [String] = [], desktop: DesktopDisplay? = nil) async throws {
         pass = await Self.gate.pass()
         bus = try TestBus()
-        self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
+        self.server = server ? try await TestServer(bus: bus, limits: limits, desktop: desktop) : nil
     }
 
     /// Swift Testing starts every test at once; a few worlds at a time get through sooner than
@@ -43,7 +44,7 @@ final class PbctlHarness: Sendable {
 
     /// Writes items straight through `WriteItems` (pbctl writes only one item): each item is its
     /// types, in order, with their bytes.
-    func writeItems(_ name: String = "general", _ items: [[(type: String, data: Data)]]) async throws {
+    func writeItems(_ name: String = "general", _ items: [[(type: String, data: Data)]], options: [(String, DBusValue)] = []) async throws {
         let connection = try Connection.connect(address: bus.address)
         defer { connection.close() }
         let encoded: [DBusValue] = items.map { item in
@@ -51,7 +52,10 @@ final class PbctlHarness: Sendable {
         }
         _ = try await connection.call(
             destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
-            method: "WriteItems", arguments: [.string(name), .array(element: "a{say}", encoded), .dictionary(key: "s", value: "v", [])],
+            method: "WriteItems", arguments: [
+                .string(name), .array(element: "a{say}", encoded),
+                .dictionary(key: "s", value: "v", options.map { (.string($0.0), .variant($0.1)) }),
+            ],
             timeout: .seconds(10))
     }
 }

@@ -1,0 +1,104 @@
+import DBus
+
+/// One of the desktop's two selections.
+public enum DesktopSelection: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// What Ctrl-C and Ctrl-V use: X11 `CLIPBOARD`, the Wayland selection.
+    case clipboard
+    /// What selecting text sets and a middle click pastes: X11 `PRIMARY`, the Wayland primary
+    /// selection.
+    case primary
+
+    public var description: String { rawValue }
+}
+
+/// What pasteboardd offers the desktop while it owns a selection.
+public struct DesktopOffer: Sendable {
+    /// The types announced to other apps, in order, richest first, exactly as they are to be
+    /// announced (the bridge adds the text aliases and hints the desktop expects).
+    public let types: [String]
+    /// Opens one type's data: a descriptor that reads from its start to the data's end (a file,
+    /// a memfd or a pipe). Called off the display thread, once per request of an app; what it
+    /// throws is reported to the requesting app as a refusal.
+    public let open: @Sendable (String) async throws -> UnixFileDescriptor
+
+    public init(types: [String], open: @escaping @Sendable (String) async throws -> UnixFileDescriptor) {
+        self.types = types
+        self.open = open
+    }
+}
+
+/// A selection another app owns: its types, and a way to ask that app for the data.
+///
+/// Valid until the display system says the selection changed again; fetching from a source
+/// that is no longer the owner fails with ``DesktopClipboardError/ownerGone(_:)``.
+public protocol DesktopSource: AnyObject, Sendable {
+    /// The types the owning app offers, as it names them (MIME types and, on X11, also atoms
+    /// such as `UTF8_STRING`; the display system's own targets such as `TARGETS` left out).
+    var types: [String] { get }
+
+    /// Asks the owning app for the data of `type` (one of ``types``).
+    ///
+    /// - Returns: A descriptor that reads the data to its end (a pipe the app writes into, or a
+    ///   memfd already filled). The caller reads it; it is closed when released.
+    /// - Throws: ``DesktopClipboardError`` when the app is gone, refuses, or does not answer
+    ///   within `timeout`.
+    func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor
+}
+
+/// What a display system's clipboard tells the bridge.
+public protocol DesktopClipboardDelegate: AnyObject, Sendable {
+    /// Another app became the owner of `selection` (`source`), or nobody owns it any more
+    /// (nil: the owning app quit, or the selection was cleared). Never called for the
+    /// selections pasteboardd owns itself: a change it made never comes back.
+    ///
+    /// Called on the display thread, in the order the display system reported the changes;
+    /// return quickly.
+    func desktopSelectionChanged(_ selection: DesktopSelection, source: (any DesktopSource)?)
+
+    /// The connection to the display ended (the display server quit or closed it). Nothing is
+    /// called after this.
+    func desktopConnectionLost(_ reason: String)
+}
+
+/// One display system's clipboard and primary selection (X11 or Wayland), driven from a thread
+/// of its own so that nothing it does waits on the bus, and nothing on the bus waits on it.
+public protocol DesktopClipboard: AnyObject, Sendable {
+    /// What it is connected to, for logs and `pbctl info`: "X11 display :1",
+    /// "Wayland display wayland-1 (zwlr_data_control_manager_v1)".
+    var description: String { get }
+
+    /// The selections this display system has (a Wayland compositor may have no primary
+    /// selection).
+    var selections: Set<DesktopSelection> { get }
+
+    /// Makes pasteboardd the owner of `selection`, offering `offer` until another app takes it
+    /// or ``own(_:_:)`` or ``disown(_:)`` is called again. Returns at once; apps' requests are
+    /// then answered through `offer.open`, off the display thread.
+    func own(_ selection: DesktopSelection, _ offer: DesktopOffer)
+
+    /// Gives up `selection` if pasteboardd owns it: it becomes empty, as when an app quits.
+    func disown(_ selection: DesktopSelection)
+
+    /// Disconnects from the display; the delegate hears nothing more.
+    func close()
+}
+
+/// Why a desktop clipboard could not connect, or could not fetch an app's data.
+public enum DesktopClipboardError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The display cannot be reached, or lacks what the bridge needs (XFixes, a data-control
+    /// protocol).
+    case unavailable(String)
+    /// The app that owned the selection has quit or been replaced as the owner.
+    case ownerGone(String)
+    /// The owning app refused to convert to the type, or sent something unusable.
+    case refused(String)
+    /// The owning app did not answer in time.
+    case timedOut(String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let message), .ownerGone(let message), .refused(let message), .timedOut(let message):
+            message
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import CDBus
+import CXCB
+import DBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Asking other apps for their selection: `TARGETS` when they take it, data when it is fetched.
+extension X11Clipboard {
+
+    /// One `ConvertSelection` in progress: the data lands in a property of ours, in one piece or,
+    /// for `INCR`, in steps, and is gathered in a memfd.
+    final class Conversion {
+        let selection: DesktopSelection
+        let generation: UInt64
+        let target: xcb_atom_t
+        var incremental = false
+        var memory: UnixFileDescriptor?
+        var deadline: UInt64 = 0
+        let finish: (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void
+
+        init(selection: DesktopSelection, generation: UInt64, target: xcb_atom_t, finish: @escaping (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void) {
+            self.selection = selection
+            self.generation = generation
+            self.target = target
+            self.finish = finish
+        }
+    }
+
+    /// Targets that describe the selection mechanism rather than the data.
+    static let mechanismTargets: Set<String> = [
+        "TARGETS", "MULTIPLE", "TIMESTAMP", "SAVE_TARGETS", "DELETE", "INSERT_SELECTION", "INSERT_PROPERTY",
+        "ATOM_PAIR", "INCR", "_GTK_TEXT_BUFFER_CONTENTS",
+    ]
+
+    /// Asks the new owner of `selection` what it offers, then reports it.
+    func askTargets(of selection: DesktopSelection) {
+        let generation = generations[selection, default: 0]
+        convert(selection, generation: generation, target: atoms.targets, timeout: .seconds(5)) { [self] result in
+            guard generations[selection] == generation else { return }
+            var types = ["UTF8_STRING", "STRING"]
+            // An app that cannot list its targets is taken to have text, the oldest kind.
+            if case .success(let memory) = result, let bytes = try? Self.readAll(memory) {
+                let atomList = bytes.withUnsafeBytes { Array($0.bindMemory(to: xcb_atom_t.self)) }
+                let names = display.names(of: atomList).filter { !$0.isEmpty && !Self.mechanismTargets.contains($0) }
+                var seen = Set<String>()
+                types = names.filter { seen.insert($0).inserted }
+            }
+            delegate?.desktopSelectionChanged(selection, source: X11Source(clipboard: self, selection: selection, generation: generation, types: types))
+        }
+    }
+
+    /// Converts the current owner's `selection` to `target` into a memfd; `finish` runs on the
+    /// loop thread, once.
+    func convert(
+        _ selection: DesktopSelection, generation: UInt64, target: xcb_atom_t, timeout: Duration,
+        finish: @escaping (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void
+    ) {
+        guard generations[selection] == generation, owned[selection] == nil else {
+            return finish(.failure(.ownerGone("the app that copied it has quit or copied something else")))
+        }
+        let property = takeProperty()
+        let conversion = Conversion(selection: selection, generation: generation, target: target, finish: finish)
+        conversion.deadline = loop.after(timeout) { [self] in
+            // The property is not used again: an answer may still come into it.
+            guard conversions.removeValue(forKey: property) != nil else { return }
+            conversion.finish(.failure(.timedOut("the app that copied it did not send its data within \(timeout)")))
+        }
+        conversions[property] = conversion
+        xcb_convert_selection(display.connection, display.window, selectionAtoms[selection]!, target, property, xcb_timestamp_t(XCB_CURRENT_TIME))
+    }
+
+    /// The owner answered a conversion (SelectionNotify).
+    func converted(_ notify: xcb_selection_notify_event_t) {
+        guard notify.requestor == display.window else { return }
+        // A refusal names no property: it is known by its target.
+        let key = notify.property != atoms.none
+            ? notify.property
+            : conversions.first { $0.value.target == notify.target && selectionAtoms[$0.value.selection] == notify.selection }?.key
+        guard let key, let conversion = conversions[key] else { return }
+        guard notify.property != atoms.none else {
+            return end(key, .refused("the app that copied it would not convert it to \(display.names(of: [conversion.target])[0])"))
+        }
+        guard let value = display.property(key, of: display.window, delete: true) else {
+            return end(key, .refused("the app that copied it answered with nothing"))
+        }
+        if value.type == atoms.incr {
+            // Deleting the INCR property (done) asks for the first step.
+            conversion.incremental = true
+            return
+        }
+        append(value.bytes, to: conversion, key: key)
+        end(key, nil)
+    }
+
+
+    /// A step of an `INCR` answer arrived in `property`.
+    func received(into property: xcb_atom_t) {
+        guard let conversion = conversions[property], conversion.incremental else { return }
+        guard let value = display.property(property, of: display.window, delete: true) else { return }
+        if value.bytes.isEmpty { return end(property, nil) }
+        append(value.bytes, to: conversion, key: property)
+        loop.cancel(conversion.deadline)
+        conversion.deadline = loop.after(.seconds(10)) { [self] in
+            end(property, .timedOut("the app that copied it stopped sending its data"))
+        }
+    }
+
+    private func append(_ bytes: [UInt8], to conversion: Conversion, key: xcb_atom_t) {
+        do {
+            if conversion.memory == nil { conversion.memory = try UnixFileDescriptor.memoryFile(name: "x11-selection") }
+            try Self.writeAll(conversion.memory!.rawValue, bytes)
+        } catch {
+            end(key, .refused("cannot keep the data: \(error)"))
+        }
+    }
+
+    /// Ends a conversion with `failure`, or with its data.
+    private func end(_ property: xcb_atom_t, _ failure: DesktopClipboardError?) {
+        guard let conversion = conversions.removeValue(forKey: property) else { return }
+        loop.cancel(conversion.deadline)
+        freeProperties.append(property)
+        if let failure { return conversion.finish(.failure(failure)) }
+        do {
+            let memory = try conversion.memory ?? UnixFileDescriptor.memoryFile(name: "x11-selection")
+            lseek(memory.rawValue, 0, SEEK_SET)
+            conversion.finish(.success(memory))
+        } catch {
+            conversion.finish(.failure(.refused("cannot keep the data: \(error)")))
+        }
+    }
+
+    func failConversions(of selection: DesktopSelection, _ failure: DesktopClipboardError) {
+        for (property, conversion) in conversions where conversion.selection == selection {
+            conversions[property] = nil
+            loop.cancel(conversion.deadline)
+            conversion.finish(.failure(failure))
+        }
+    }
+
+    private func takeProperty() -> xcb_atom_t {
+        if let free = freeProperties.popLast() { return free }
+        propertiesMade += 1
+        return display.atom("_PASTEBOARDD_\(propertiesMade)")
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { throw SystemCallError("write") }
+            offset += written
+        }
+    }
+
+    /// Everything `fd` holds from its start (a memfd of a conversion).
+    static func readAll(_ fd: UnixFileDescriptor) throws(SystemCallError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        lseek(fd.rawValue, 0, SEEK_SET)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw SystemCallError("read") }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+        }
+    }
+}
+
+/// A selection another app owns on X11; its data is converted when fetched.
+final class X11Source: DesktopSource, @unchecked Sendable {
+    let types: [String]
+    private let clipboard: X11Clipboard
+    private let selection: DesktopSelection
+    private let generation: UInt64
+
+    /// `@unchecked Sendable`: every member is a constant; the clipboard's state is reached only
+    /// on its loop thread.
+    init(clipboard: X11Clipboard, selection: DesktopSelection, generation: UInt64, types: [String]) {
+        self.clipboard = clipboard
+        self.selection = selection
+        self.generation = generation
+        self.types = types
+    }
+
+    func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor {
+        guard types.contains(type) else { throw .refused("the app that copied it offers no \(type)") }
+        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<UnixFileDescriptor, DesktopClipboardError>, Never>) in
+            let (clipboard, selection, generation) = (clipboard, selection, generation)
+            let submitted = clipboard.loop.submit {
+                clipboard.convert(selection, generation: generation, target: clipboard.display.atom(type), timeout: timeout) { done.resume(returning: $0) }
+            }
+            if !submitted { done.resume(returning: .failure(.ownerGone("the connection to the X display has ended"))) }
+        }
+        return try result.get()
+    }
+}

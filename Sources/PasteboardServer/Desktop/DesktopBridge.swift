@@ -1,0 +1,281 @@
+import DBus
+import DesktopClipboard
+import Dispatch
+import Logging
+import PasteboardModel
+import Synchronization
+
+/// `general` joined to the desktop's clipboard and `primary` to its primary selection, both
+/// ways, lazily.
+///
+/// A copy in a desktop app becomes one change of the pasteboard, its types promised: the data is
+/// fetched from the app on the first read (``provide(_:)``) and kept. A change made over the bus
+/// makes pasteboardd the selection's owner, and an app's paste is answered from the store
+/// (``open(_:count:type:)``). Its own imports are never offered back, and its own ownership is
+/// never reported back by the display side, so a change never loops.
+///
+/// Nothing here runs on the bus thread but ``changed(_:)``, which only hands the change to the
+/// service queue; the display's work runs on its own thread, fetches and paste answers on
+/// others.
+final class DesktopBridge: DesktopClipboardDelegate, Sendable {
+    /// The `provider` of the promises of desktop copies.
+    static let provider = "desktop"
+    /// The type that marks a password manager's copy (KDE's, which GNOME and others honour).
+    static let secretHint = "x-kde-passwordManagerHint"
+    static let primary = try! PasteboardName(validating: "primary")
+
+    /// The `bus` of this run's promises: one made by an earlier run is never asked of the
+    /// apps of this one.
+    let token = "desktop-" + Store.randomID()
+    private let service: PasteboardService
+    private let mode: DesktopMode
+    private let environment: [String: String]
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var clipboard: (any DesktopClipboard)?
+        /// The desktop copy each selection holds, as imported into its pasteboard.
+        var imports: [DesktopSelection: Import] = [:]
+        var announce: (@Sendable (Change) -> Void)?
+        var resolve: (@Sendable (Promise) async throws -> Payload)?
+        var stopped = false
+        var retryDelay: Duration = .seconds(1)
+    }
+
+    /// A desktop copy: the change it was, the app's source, and the app's name of each type.
+    private struct Import {
+        let count: UInt64
+        let source: any DesktopSource
+        let sourceTypes: [PasteboardType: String]
+    }
+
+    init(service: PasteboardService, mode: DesktopMode, environment: [String: String], logger: Logger) {
+        self.service = service
+        self.mode = mode
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// Connects to the display, once the server owns its name (the changes it announces come
+    /// from that name). `announce` sends a change's signals; `resolve` asks a promise's writer.
+    func start(announce: @escaping @Sendable (Change) -> Void, resolve: @escaping @Sendable (Promise) async throws -> Payload) {
+        state.withLock { state in
+            state.announce = announce
+            state.resolve = resolve
+        }
+        guard mode != .off else {
+            return logger.notice("desktop bridge: off (--desktop off)")
+        }
+        connect(first: true)
+    }
+
+    func stop() {
+        let clipboard = state.withLock { state in
+            state.stopped = true
+            return state.clipboard.take()
+        }
+        clipboard?.close()
+    }
+
+    /// What each bridged pasteboard is joined to, for the `Desktop` property.
+    var bridged: [(name: String, to: String)] {
+        guard let clipboard = state.withLock({ $0.clipboard }) else { return [] }
+        return DesktopSelection.allCases.filter(clipboard.selections.contains).map { selection in
+            (Self.name(of: selection).rawValue, "\(clipboard.description) \(selection == .clipboard ? "clipboard" : "primary selection")")
+        }
+    }
+
+    // MARK: Connecting
+
+    private func connect(first: Bool) {
+        guard !state.withLock({ $0.stopped }) else { return }
+        let (clipboard, reason) = mode.choose(environment: environment, delegate: self)
+        guard let clipboard else {
+            let nothingSet = mode == .auto && environment["WAYLAND_DISPLAY"] ?? "" == "" && environment["DISPLAY"] ?? "" == ""
+            if nothingSet {
+                if first { logger.notice("desktop bridge: off (neither WAYLAND_DISPLAY nor DISPLAY is set)") }
+                return
+            }
+            if first { logger.warning("desktop bridge: no display yet (\(reason)); serving without it, and trying again") }
+            return retry()
+        }
+        let stopped = state.withLock { state in
+            if !state.stopped { state.clipboard = clipboard }
+            state.retryDelay = .seconds(1)
+            return state.stopped
+        }
+        if stopped { return clipboard.close() }
+        logger.notice("desktop bridge: general is the clipboard of the \(clipboard.description) (\(reason))")
+    }
+
+    private func retry() {
+        let delay = state.withLock { state in
+            defer { state.retryDelay = min(state.retryDelay * 2, .seconds(30)) }
+            return state.retryDelay
+        }
+        let (seconds, attoseconds) = delay.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))) { [self] in
+            connect(first: false)
+        }
+    }
+
+    func desktopConnectionLost(_ reason: String) {
+        let description = state.withLock { state in
+            defer { state.clipboard = nil }
+            return state.clipboard?.description ?? "display"
+        }
+        logger.warning("desktop bridge: lost the \(description) (\(reason)); serving without it, and reconnecting when it returns")
+        retry()
+    }
+
+    // MARK: Desktop → pasteboards
+
+    func desktopSelectionChanged(_ selection: DesktopSelection, source: (any DesktopSource)?) {
+        let name = Self.name(of: selection)
+        guard let source else {
+            // The app that owned it quit: what was fetched of its copy stays pasteable.
+            return service.perform { [self] in offer(selection, service.entry(name), fetchedOnly: true) }
+        }
+        let imported = Self.importedTypes(source.types, limit: Int(clamping: service.limits.maxTypesPerItem))
+        guard !imported.types.isEmpty else {
+            return logger.info("desktop bridge: the \(selection) offers no MIME type (\(source.types.prefix(10).joined(separator: ", "))); '\(name)' left as it is")
+        }
+        service.perform { [self] in
+            do throws(PasteboardError) {
+                let change = try service.writePromised(
+                    name, itemTypes: [imported.types], provider: Self.provider, bus: token,
+                    options: WriteOptions(concealed: imported.concealed), ownerPID: nil)
+                let announce = state.withLock { state in
+                    state.imports[selection] = Import(count: change.count, source: source, sourceTypes: imported.sourceTypes)
+                    return state.announce
+                }
+                announce?(change)
+            } catch {
+                logger.warning("desktop bridge: could not take the desktop's \(selection) into '\(name)': \(error.message)")
+            }
+        }
+    }
+
+    /// The types a desktop copy is stored under: its MIME types, with the X11 text targets
+    /// (`UTF8_STRING`, `TEXT`, `STRING`) as UTF-8 plain text; each with the app's name of it.
+    /// The password manager hint makes the copy concealed and is not itself stored.
+    static func importedTypes(_ offered: [String], limit: Int) -> (types: [PasteboardType], sourceTypes: [PasteboardType: String], concealed: Bool) {
+        // The app's names of UTF-8 text, best first.
+        let textNames = ["text/plain;charset=utf-8", "UTF8_STRING", "TEXT", "STRING"]
+        var types: [PasteboardType] = []
+        var sourceTypes: [PasteboardType: String] = [:]
+        var concealed = false
+        for name in offered {
+            if name == secretHint {
+                concealed = true
+                continue
+            }
+            let type: PasteboardType
+            if textNames.contains(name) {
+                type = .utf8PlainText
+            } else {
+                guard name.contains("/"), let valid = try? PasteboardType(validating: name) else { continue }
+                type = valid
+            }
+            if let known = sourceTypes[type] {
+                let rank = { (name: String) in textNames.firstIndex(of: name) ?? 0 }
+                if type == .utf8PlainText, rank(name) < rank(known) { sourceTypes[type] = name }
+            } else if types.count < limit {
+                types.append(type)
+                sourceTypes[type] = name
+            }
+        }
+        return (types, sourceTypes, concealed)
+    }
+
+    /// A desktop copy's data, asked of the app that copied it (a promise of ``provider``).
+    func provide(_ promise: Promise) async throws -> Payload {
+        let imported = Self.selection(of: promise.name).flatMap { selection in state.withLock { $0.imports[selection] } }
+        guard promise.bus == token, let imported, imported.count == promise.count, let sourceType = imported.sourceTypes[promise.type] else {
+            throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app that has since quit or copied something else before anyone read it; copy it again")
+        }
+        let limits = service.limits
+        let timeout = Duration.milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds))
+        let data: UnixFileDescriptor
+        do {
+            data = try await imported.source.fetch(sourceType, timeout: timeout)
+        } catch {
+            throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' did not provide its \(promise.type) data: \(error.description)")
+        }
+        let reader = DescriptorReader(
+            payloads: service.payloads.volatile(true), maxBytes: limits.maxItemBytes,
+            idleTimeoutMilliseconds: Int32(clamping: min(limits.providerTimeoutMilliseconds, limits.transferIdleTimeoutMilliseconds)))
+        return try await TransferThread.run { () throws(PasteboardError) in
+            try reader.read(TransferSource(data.rawValue), label: "the desktop's \(promise.type) data")
+        }
+    }
+
+    // MARK: Pasteboards → desktop
+
+    /// Told of every change (on any thread, the bus thread included): a change of `general` or
+    /// `primary` made over the bus makes pasteboardd the owner of the selection.
+    func changed(_ change: Change) {
+        guard let selection = Self.selection(of: change.name), state.withLock({ $0.clipboard != nil }) else { return }
+        service.perform { [self] in
+            // Read once published; a later change, if any, is offered by its own turn.
+            let entry = service.entry(change.name)
+            guard entry.count == change.count, !isImport(entry) else { return }
+            offer(selection, entry, fetchedOnly: false)
+        }
+    }
+
+    /// Offers `entry`'s first item on `selection`, or gives the selection up when there is
+    /// nothing the desktop may have: empty, owner-only or transient contents.
+    ///
+    /// - Parameter fetchedOnly: Offer only data at hand (after the app of a desktop copy quit).
+    private func offer(_ selection: DesktopSelection, _ entry: PasteboardEntry, fetchedOnly: Bool) {
+        guard let clipboard = state.withLock({ $0.clipboard }) else { return }
+        let name = Self.name(of: selection)
+        let transient = entry.isVolatile && !entry.isConcealed
+        guard let item = entry.items.first, !entry.hasOwnerOnlyItems, !transient else {
+            return fetchedOnly ? () : clipboard.disown(selection)
+        }
+        let types = item.representations.filter { representation in
+            guard fetchedOnly, case .promised(let promise) = representation.payload else { return true }
+            return promise.resolved != nil
+        }.map(\.type)
+        guard !types.isEmpty else { return }
+        let count = entry.count
+        clipboard.own(selection, DesktopOffer(types: DesktopTypes.offered(types, concealed: entry.isConcealed)) { [self] type in
+            try await open(name, count: count, type: type)
+        })
+    }
+
+    /// Whether `entry` is a desktop copy this run imported (never offered back).
+    private func isImport(_ entry: PasteboardEntry) -> Bool {
+        guard let first = entry.items.first?.representations.first, case .promised(let promise) = first.payload else { return false }
+        return promise.bus == token
+    }
+
+    /// The data of `type` (as the desktop names it) of the change `count` of `name`: a
+    /// descriptor that reads it from the store, the promise resolved first if need be.
+    private func open(_ name: PasteboardName, count: UInt64, type: String) async throws -> UnixFileDescriptor {
+        if type == Self.secretHint { return try DesktopTypes.secretHintData() }
+        let entry = service.entry(name)
+        guard let item = entry.items.first, let stored = DesktopTypes.stored(type, in: item.types) else {
+            throw PasteboardError.noSuchType("'\(name)' has no \(type) data")
+        }
+        let (_, representation) = try service.read(name, item: 0, type: stored, expect: count)
+        var payload = representation.payload
+        if case .promised(let promise) = payload, let resolve = state.withLock({ $0.resolve }) {
+            payload = try await promise.resolve { try await resolve(promise) }
+        }
+        return try DescriptorSource.descriptor(for: payload)
+    }
+
+    // MARK: Names
+
+    static func name(of selection: DesktopSelection) -> PasteboardName {
+        selection == .clipboard ? .general : primary
+    }
+
+    static func selection(of name: PasteboardName) -> DesktopSelection? {
+        name == .general ? .clipboard : name == primary ? .primary : nil
+    }
+}

@@ -1,0 +1,48 @@
+import DBus
+import PasteboardModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How the types of a pasteboard item are named to the desktop, and back.
+///
+/// X11 apps ask for text by the targets `UTF8_STRING`, `TEXT` and `STRING` and Wayland apps
+/// often by plain `text/plain`, whatever MIME type the text was stored under: UTF-8 text is
+/// offered under all of those names too, and each is answered with the stored text.
+enum DesktopTypes {
+    static let textAliases = ["UTF8_STRING", "TEXT", "STRING"]
+
+    /// The names `types` (an item's, in order) are offered under: each type, then the text
+    /// aliases if the item has text, then the password manager hint if it is concealed.
+    static func offered(_ types: [PasteboardType], concealed: Bool) -> [String] {
+        var offered = types.map(\.rawValue)
+        if types.contains(.utf8PlainText) || types.contains(.plainText) {
+            for alias in [PasteboardType.utf8PlainText.rawValue, PasteboardType.plainText.rawValue] + textAliases where !offered.contains(alias) {
+                offered.append(alias)
+            }
+        }
+        if concealed { offered.append(DesktopBridge.secretHint) }
+        return offered
+    }
+
+    /// The stored type among `types` that answers a request for `name`.
+    static func stored(_ name: String, in types: [PasteboardType]) -> PasteboardType? {
+        if textAliases.contains(name) || name == PasteboardType.plainText.rawValue || name == PasteboardType.utf8PlainText.rawValue {
+            // Text without a charset is taken as UTF-8, as the desktop does.
+            let text = [PasteboardType.utf8PlainText, .plainText]
+            if let exact = try? PasteboardType(validating: name), types.contains(exact) { return exact }
+            return text.first(where: types.contains)
+        }
+        guard let type = try? PasteboardType(validating: name) else { return nil }
+        return types.first { $0 == type }
+    }
+
+    /// The data of the password manager hint: what KeePassXC and KDE write.
+    static func secretHintData() throws -> UnixFileDescriptor {
+        let memory = try UnixFileDescriptor.memoryFile(name: "hint")
+        try PayloadWriter.writeAll(memory.rawValue, Array("secret".utf8)[...])
+        _ = lseek(memory.rawValue, 0, SEEK_SET)
+        return memory
+    }
+}

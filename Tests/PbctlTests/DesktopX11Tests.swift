@@ -1,0 +1,231 @@
+import DBus
+import DesktopClipboard
+import Foundation
+import Testing
+import TestSupport
+
+/// The desktop bridge on X11: a real Xvfb, `xclip` and `xsel` as the other apps, the real
+/// `pasteboardd` bridging to it and the real `pbctl`.
+@Suite("Desktop bridge: X11")
+struct DesktopX11Tests {
+    @Test("A copy in an X11 app is one change of general, pasted byte-exact by pbctl, its data fetched only when read")
+    func copyFromX11() async throws {
+        let desktop = try await X11World()
+        let before = try await desktop.world.changeCount()
+        let (app, count) = try await desktop.copyWithXclip(Data("hello from X11 ✓\n".utf8), type: "UTF8_STRING")
+        defer { app.kill() }
+        #expect(count == before + 1)
+
+        let info = try await desktop.world.pbctl("info")
+        expectSuccess(info, stdout: "pasteboard: general\ndesktop: X11 display \(desktop.x11.display) clipboard\ncount: \(count)\nitems: 1\nitem 0:\n  text/plain;charset=utf-8\tpromised\n")
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "hello from X11 ✓\n")
+        // Fetched once, kept: the size is known now, and nothing changed.
+        #expect(try await desktop.world.pbctl("info").out.contains("text/plain;charset=utf-8\t19 bytes"))
+        #expect(try await desktop.world.changeCount() == count)
+    }
+
+    @Test("A PNG and 32 MiB copied in an X11 app are pasted byte-exact (INCR from the app)")
+    func largeAndBinaryFromX11() async throws {
+        let desktop = try await X11World()
+        let png = pngBytes(extra: 4096)
+        let (pngApp, _) = try await desktop.copyWithXclip(png, type: "image/png")
+        let pasted = try await desktop.world.pbctl("paste", "-t", "image/png")
+        #expect(pasted.status == 0, "\(pasted.err)")
+        #expect(pasted.stdout == png)
+        pngApp.kill()
+
+        let large = randomBytes(32 << 20)
+        let (app, _) = try await desktop.copyWithXclip(large, type: "application/octet-stream")
+        defer { app.kill() }
+        let output = try await desktop.world.pbctl("paste", "-t", "application/octet-stream")
+        #expect(output.status == 0, "\(output.err)")
+        #expect(output.stdout.count == large.count)
+        #expect(output.stdout == large)
+    }
+
+    @Test("pbctl copy makes pasteboardd the clipboard's owner: TARGETS, the text targets, a PNG and 32 MiB (INCR to the app)")
+    func copyToX11() async throws {
+        let desktop = try await X11World()
+        expectSuccess(try await desktop.world.pbctl("copy", input: "from pbctl"))
+        let targets = try await desktop.waitUntilOffered("UTF8_STRING")
+        #expect(targets == ["TARGETS", "MULTIPLE", "TIMESTAMP", "text/plain;charset=utf-8", "text/plain", "UTF8_STRING", "TEXT", "STRING"])
+        for target in ["UTF8_STRING", "STRING", "TEXT", "text/plain", "text/plain;charset=utf-8"] {
+            let pasted = try await desktop.xclip("-selection", "clipboard", "-o", "-t", target)
+            #expect(pasted.status == 0 && pasted.out == "from pbctl", "\(target): \(pasted)")
+        }
+
+        let png = pngBytes(extra: 100_000)
+        let pngFile = try temporaryFile(png)
+        defer { try? FileManager.default.removeItem(atPath: pngFile) }
+        expectSuccess(try await desktop.world.pbctl("copy", pngFile))
+        #expect(try await desktop.waitUntilOffered("image/png") == ["TARGETS", "MULTIPLE", "TIMESTAMP", "image/png"])
+        #expect(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "image/png").stdout == png)
+
+        let large = randomBytes(32 << 20)
+        let largeFile = try temporaryFile(large)
+        defer { try? FileManager.default.removeItem(atPath: largeFile) }
+        expectSuccess(try await desktop.world.pbctl("copy", "-t", "application/x-test-large", largeFile))
+        try await desktop.waitUntilOffered("application/x-test-large")
+        let pasted = try await desktop.xclip("-selection", "clipboard", "-o", "-t", "application/x-test-large")
+        #expect(pasted.status == 0, "\(pasted.err)")
+        #expect(pasted.stdout.count == large.count)
+        #expect(pasted.stdout == large)
+    }
+
+    @Test("PRIMARY is the pasteboard named primary, both ways (xsel)")
+    func primarySelection() async throws {
+        let desktop = try await X11World()
+        let before = try await desktop.world.changeCount("primary")
+        let selecting = try ChildProcess(try X11World.tool("xsel", package: "xsel"), ["--nodetach", "--primary", "--input"], environment: desktop.x11.environment)
+        selecting.send(Data("selected words".utf8))
+        defer { selecting.kill() }
+        _ = try await desktop.waitForCount(of: "primary", above: before)
+        expectSuccess(try await desktop.world.pbctl("-p", "primary", "paste"), stdout: "selected words")
+        // The clipboard is another thing.
+        #expect(try await desktop.world.changeCount("general") == 0)
+
+        expectSuccess(try await desktop.world.pbctl("-p", "primary", "copy", input: "middle click"))
+        try await desktop.waitUntilOffered("UTF8_STRING", selection: "primary")
+        expectSuccess(try await desktop.xsel("--primary", "--output"), stdout: "middle click")
+    }
+
+    @Test("Each copy, on either side, is exactly one change and one Changed; nothing comes back")
+    func noLoops() async throws {
+        let desktop = try await X11World()
+        let watcher = try desktop.world.watch("watch", "--json")
+        defer { watcher.stop() }
+        let primed = try await watcher.prime(desktop.world) { "{\"name\":\"general\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
+        let start = try await desktop.world.changeCount()
+        try await desktop.waitUntilOffered("UTF8_STRING")
+
+        let (app, count) = try await desktop.copyWithXclip(Data("<p>hi</p>".utf8), type: "text/html")
+        defer { app.kill() }
+        #expect(count == start + 1)
+        expectSuccess(try await desktop.world.pbctl("copy", input: "back"))
+        try await desktop.waitUntilOffered("UTF8_STRING")
+        // Time for an echo to come back, if there were one.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await desktop.world.changeCount() == start + 2)
+        let lines = try await watcher.waitForLines(primed + 2)
+        #expect(Array(lines.dropFirst(primed)) == [
+            "{\"name\":\"general\",\"count\":\(start + 1),\"types\":[\"text/html\"]}",
+            "{\"name\":\"general\",\"count\":\(start + 2),\"types\":[\"text/plain;charset=utf-8\"]}",
+        ])
+    }
+
+    @Test("An app that quits before anyone read its copy gives ProviderFailed; what was read stays pasteable")
+    func appQuits() async throws {
+        let desktop = try await X11World()
+        let (gone, _) = try await desktop.copyWithXclip(Data("never read".utf8), type: "text/html")
+        gone.kill()
+        // Its quitting is seen (no owner), and changes nothing.
+        try await Task.sleep(for: .milliseconds(200))
+        let failed = try await desktop.world.pbctl("paste", "-t", "text/html")
+        #expect(failed.status == 1)
+        #expect(failed.err.contains("did not provide its text/html data"), "\(failed.err)")
+        do {
+            _ = try await desktop.call("ReadData", [.string("general"), .uint32(0), .string("text/html"), .uint64(0)])
+            Issue.record("ReadData of a vanished app's copy succeeded")
+        } catch {
+            #expect(error.name == "org.pasteboardd.Error.ProviderFailed")
+        }
+
+        let (app, count) = try await desktop.copyWithXclip(Data("<b>read</b>".utf8), type: "text/html")
+        expectSuccess(try await desktop.world.pbctl("paste", "-t", "text/html"), stdout: "<b>read</b>")
+        app.kill()
+        // pasteboardd takes the selection over with what it has: Ctrl-V still works.
+        try await desktop.waitUntilOffered("text/html")
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "text/html"), stdout: "<b>read</b>")
+        expectSuccess(try await desktop.world.pbctl("paste", "-t", "text/html"), stdout: "<b>read</b>")
+        #expect(try await desktop.world.changeCount() == count)
+    }
+
+    @Test("Concealed contents go to the desktop with the password manager hint; transient and owner-only ones do not go")
+    func secretsAndPrivateContents() async throws {
+        let desktop = try await X11World()
+        expectSuccess(try await desktop.world.pbctl("copy", "--concealed", input: "hunter2"))
+        let targets = try await desktop.waitUntilOffered("x-kde-passwordManagerHint")
+        #expect(targets.contains("UTF8_STRING"))
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o"), stdout: "hunter2")
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "x-kde-passwordManagerHint"), stdout: "secret")
+        expectSuccess(try await desktop.world.pbctl("history"), stdout: "")
+
+        expectSuccess(try await desktop.world.pbctl("copy", "--transient", input: "one-time code"))
+        try await waitUntilEmpty(desktop)
+        expectSuccess(try await desktop.world.pbctl("copy", input: "visible"))
+        try await desktop.waitUntilOffered("UTF8_STRING")
+        try await desktop.world.writeItems("general", [[(type: "text/plain", data: Data("mine".utf8))]], options: [("owner-only", .boolean(true))])
+        try await waitUntilEmpty(desktop)
+    }
+
+    @Test("A desktop copy carrying the password manager hint is stored concealed")
+    func secretFromX11() async throws {
+        let desktop = try await X11World()
+        let watcher = try desktop.world.watch("watch", "--json")
+        defer { watcher.stop() }
+        let primed = try await watcher.prime(desktop.world) { "{\"name\":\"general\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
+        let before = try await desktop.world.changeCount()
+        // A password manager: an X11 client offering the secret with the hint.
+        let manager = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
+        defer { manager.close() }
+        manager.own(.clipboard, DesktopOffer(types: ["text/plain;charset=utf-8", "x-kde-passwordManagerHint"]) { type in
+            let memory = try UnixFileDescriptor.memoryFile(name: "secret")
+            let bytes = Array((type == "x-kde-passwordManagerHint" ? "secret" : "correct horse").utf8)
+            _ = bytes.withUnsafeBytes { write(memory.rawValue, $0.baseAddress, $0.count) }
+            lseek(memory.rawValue, 0, SEEK_SET)
+            return memory
+        })
+        let count = try await desktop.waitForCount(above: before)
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "correct horse")
+        let lines = try await watcher.waitForLines(primed + 1)
+        #expect(lines.last == "{\"name\":\"general\",\"count\":\(count),\"types\":[]}")
+        let history = try await desktop.world.pbctl("history").out.split(separator: "\n")
+        #expect(!history.isEmpty && !history.contains { $0.hasPrefix("\(count)\t") }, "\(history)")
+    }
+
+    @Test("Losing the display leaves the server serving; it reconnects when the display returns")
+    func displayComesAndGoes() async throws {
+        let desktop = try await X11World()
+        desktop.x11.stop()
+        expectSuccess(try await desktop.world.pbctl("copy", input: "no display"))
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "no display")
+        try await desktop.x11.restart()
+        // The bridge retries within seconds; a copy in an app then arrives again.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !(try await desktop.world.pbctl("info").out.contains("desktop: X11")) {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the bridge did not reconnect: \(desktop.world.server?.log ?? "")") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let (app, _) = try await desktop.copyWithXclip(Data("back again".utf8), type: "UTF8_STRING")
+        defer { app.kill() }
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "back again")
+        #expect(desktop.world.server?.log.contains("lost the X11 display") == true)
+    }
+
+    @Test("Requests for what is not offered are refused, and the server goes on")
+    func refusals() async throws {
+        let desktop = try await X11World()
+        expectSuccess(try await desktop.world.pbctl("copy", input: "text"))
+        try await desktop.waitUntilOffered("UTF8_STRING")
+        for target in ["image/png", "application/x-nothing", "COMPOUND_TEXT"] {
+            let refused = try await desktop.xclip("-selection", "clipboard", "-o", "-t", target)
+            #expect(refused.status != 0, "\(target): \(refused)")
+        }
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o"), stdout: "text")
+    }
+
+    /// Waits until the clipboard has no owner (xclip -o then fails).
+    private func waitUntilEmpty(_ desktop: X11World) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await desktop.xclip("-selection", "clipboard", "-o").status == 0 {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the clipboard still has an owner") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// A desktop app that does not care what others copy.
+final class IgnoringDelegate: DesktopClipboardDelegate {
+    func desktopSelectionChanged(_ selection: DesktopSelection, source: (any DesktopSource)?) {}
+    func desktopConnectionLost(_ reason: String) {}
+}

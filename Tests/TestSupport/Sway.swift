@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+/// A private headless sway for one test: a real Wayland compositor with wlroots' data-control
+/// protocol, no screen, no input devices and no Xwayland, on a socket in a runtime directory
+/// of its own; killed when the value is released.
+///
+/// Clients such as `wl-copy` and `wl-paste` reach it with ``environment``; code in the test
+/// process connects to ``socketPath`` (the test process's own `XDG_RUNTIME_DIR` is not its).
+///
+/// sway refuses to run as root ("Unable to drop root"), so as root it is started as `nobody`
+/// through `setpriv` (util-linux), with the runtime directory and configuration given to
+/// `nobody`; clients running as root still connect (root ignores the socket's permissions).
+public final class HeadlessSway: Sendable {
+    /// The socket's name in ``runtimeDirectory`` (a `WAYLAND_DISPLAY` value: `wayland-1`).
+    public let display: String
+    /// The compositor's `XDG_RUNTIME_DIR`, made for it with mode 0700.
+    public let runtimeDirectory: String
+    private let pid: pid_t
+    private let exited = Mutex(false)
+
+    /// The socket's absolute path, which `wl_display_connect` accepts as a display name.
+    public var socketPath: String { runtimeDirectory + "/" + display }
+
+    /// What a client needs to reach this compositor: `XDG_RUNTIME_DIR` and `WAYLAND_DISPLAY`.
+    public var environment: [String: String] {
+        ["XDG_RUNTIME_DIR": runtimeDirectory, "WAYLAND_DISPLAY": display]
+    }
+
+    /// Starts sway and waits (up to 10 s) until its socket accepts connections.
+    ///
+    /// - Throws: when sway is not installed (the test then fails: it needs the `sway` package),
+    ///   or does not start listening in time.
+    public init() throws {
+        let sway: String
+        do {
+            sway = try Paths.executable(named: "sway")
+        } catch {
+            throw TestSupportError("sway is not installed: the Wayland tests need the sway package (a headless compositor)")
+        }
+        let directory = try Paths.temporaryDirectory("pasteboardd-sway")
+        let runtime = directory + "/runtime"
+        let asRoot = getuid() == 0
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let config = runtime + "/config"
+        try "xwayland disable\n".write(toFile: config, atomically: false, encoding: .utf8)
+        var executable = sway
+        var arguments = ["-c", config]
+        if asRoot {
+            for path in [runtime, config] { chown(path, 65534, 65534) }
+            executable = try Paths.executable(named: "setpriv")
+            arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", sway] + arguments
+        }
+        pid = try spawn(
+            executable, arguments,
+            standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+            standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0),
+            standardError: .open(directory + "/sway.log", flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o600),
+            environment: [
+                "XDG_RUNTIME_DIR": runtime, "HOME": runtime, "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1",
+                "WLR_RENDERER": "pixman", "WAYLAND_DISPLAY": "", "DISPLAY": "",
+            ],
+            newProcessGroup: true)
+        runtimeDirectory = runtime
+
+        let deadline = ContinuousClock.now + .seconds(10)
+        var found: String?
+        while found == nil {
+            found = Self.listeningSocket(in: runtime)
+            if found != nil { break }
+            if ContinuousClock.now >= deadline || reap(pid, wait: false) != nil {
+                Glibc.kill(pid, SIGKILL)
+                _ = reap(pid)
+                let log = (try? String(contentsOfFile: directory + "/sway.log", encoding: .utf8)) ?? ""
+                throw TestSupportError("sway did not start listening in \(runtime) within 10 s:\n\(log.suffix(2000))")
+            }
+            usleep(5_000)
+        }
+        display = found!
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: runtimeDirectory).deletingLastPathComponent().path)
+    }
+
+    /// Kills sway (SIGKILL) and reaps it; clients see their connection end.
+    public func kill() {
+        exited.withLock { exited in
+            guard !exited else { return }
+            Glibc.kill(pid, SIGKILL)
+            _ = reap(pid)
+            exited = true
+        }
+    }
+
+    /// The name of the `wayland-N` socket in `directory` that accepts a connection, if any.
+    private static func listeningSocket(in directory: String) -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }.sorted()
+            .first { accepts(directory + "/" + $0) }
+    }
+
+    /// Whether a unix socket at `path` accepts a connection.
+    private static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+}
