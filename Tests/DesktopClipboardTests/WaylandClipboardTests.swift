@@ -17,7 +17,7 @@ struct WaylandClipboardTests {
         let types = ["text/plain;charset=utf-8", "text/plain", "application/x-pasteboardd-test"]
         fixture.clipboard.own(.clipboard, Self.offer(types, data: Data("hello from pasteboardd".utf8)))
 
-        let pasted = try await fixture.paste(["-t", "text/plain"])
+        let pasted = try await fixture.pasteOnceOwned(["-t", "text/plain"])
         #expect(pasted.status == 0, "\(pasted)")
         #expect(pasted.out == "hello from pasteboardd")
         let listed = try await fixture.paste(["-l"])
@@ -30,7 +30,7 @@ struct WaylandClipboardTests {
         let payload = try Self.randomBytes(32 << 20)
         fixture.clipboard.own(.clipboard, Self.offer(["application/octet-stream"], data: payload))
 
-        let pasted = try await fixture.paste(["-t", "application/octet-stream"])
+        let pasted = try await fixture.pasteOnceOwned(["-t", "application/octet-stream"])
         #expect(pasted.status == 0, "\(pasted.err)")
         #expect(pasted.stdout.count == payload.count)
         #expect(pasted.stdout == payload)
@@ -49,7 +49,7 @@ struct WaylandClipboardTests {
             shell, ["-c", "wl-paste -n -t application/octet-stream | head -c 16 | wc -c"],
             environment: fixture.sway.environment, timeout: .seconds(10))
         #expect(early.out.trimmingCharacters(in: .whitespacesAndNewlines) == "16", "\(early)")
-        let pasted = try await fixture.paste(["-t", "application/octet-stream"])
+        let pasted = try await fixture.pasteOnceOwned(["-t", "application/octet-stream"])
         #expect(pasted.stdout == payload)
         fixture.finish()
     }
@@ -95,7 +95,7 @@ struct WaylandClipboardTests {
         let fixture = try await WaylandFixture()
         fixture.clipboard.own(.clipboard, Self.offer(["text/plain"], data: Data("ours".utf8)))
         // Make sure the compositor has it (and has sent its echo) before looking.
-        #expect(try await fixture.paste(["-t", "text/plain"]).out == "ours")
+        #expect(try await fixture.pasteOnceOwned(["-t", "text/plain"]).out == "ours")
         try await Task.sleep(for: .milliseconds(300))
         #expect(fixture.recorder.changes(of: .clipboard).count == 1)  // only the initial one
 
@@ -111,7 +111,7 @@ struct WaylandClipboardTests {
     @Test func disownClearsTheSelectionWithoutAnEcho() async throws {
         let fixture = try await WaylandFixture()
         fixture.clipboard.own(.clipboard, Self.offer(["text/plain"], data: Data("ours".utf8)))
-        #expect(try await fixture.paste(["-t", "text/plain"]).out == "ours")
+        #expect(try await fixture.pasteOnceOwned(["-t", "text/plain"]).out == "ours")
         fixture.clipboard.disown(.clipboard)
         #expect(await eventually { (try? await fixture.paste(["-t", "text/plain"]).status) != 0 })
         try await Task.sleep(for: .milliseconds(300))
@@ -125,7 +125,7 @@ struct WaylandClipboardTests {
         let fixture = try await WaylandFixture()
         #expect(fixture.clipboard.selections == [.clipboard, .primary])
         fixture.clipboard.own(.primary, Self.offer(["text/plain"], data: Data("selected".utf8)))
-        let pasted = try await fixture.paste(["--primary", "-t", "text/plain"])
+        let pasted = try await fixture.pasteOnceOwned(["--primary", "-t", "text/plain"])
         #expect(pasted.out == "selected", "\(pasted)")
 
         let copier = try fixture.copy(["--primary", "middle click"])
@@ -260,6 +260,17 @@ final class WaylandFixture: Sendable {
             timeout: .seconds(10))
     }
 
+    /// Runs `wl-paste -n` with `arguments` until it succeeds (within 5 s): `own` returns before
+    /// the compositor has the new selection, and a paste started at once may still find none.
+    func pasteOnceOwned(_ arguments: [String]) async throws -> Outcome {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let outcome = try await paste(arguments)
+            if outcome.status == 0 || ContinuousClock.now > deadline { return outcome }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Starts `wl-copy --foreground` with `arguments` (and `input` on its standard input); it
     /// owns the selection until killed.
     func copy(_ arguments: [String], input: Data = Data()) throws -> ChildProcess {
@@ -275,7 +286,9 @@ final class WaylandFixture: Sendable {
         var found: (any DesktopSource)?
         _ = await eventually(timeout: timeout) {
             let changes = recorder.changes(of: selection)
-            if changes.count > seen, let source = changes[seen].source { found = source }
+            // The first source reported since; the report of the empty selection found at
+            // connecting may still be on its way, and is passed over.
+            found = changes.dropFirst(seen).lazy.compactMap(\.source).first
             return found != nil
         }
         guard let found else { throw TestSupportError("no new \(selection) was reported") }

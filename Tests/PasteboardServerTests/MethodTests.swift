@@ -229,7 +229,9 @@ struct MethodTests {
 
         let all = try await h.call("GetAll", [.string(Harness.interface)], interface: "org.freedesktop.DBus.Properties")
         let entries = try #require(all.first?.dictionaryEntries)
-        #expect(entries.compactMap(\.key.stringValue).sorted() == ["Limits", "Pasteboards", "Version"])
+        #expect(entries.compactMap(\.key.stringValue).sorted() == ["Desktop", "Limits", "Pasteboards", "Version"])
+        // A server started with --desktop off joins nothing to the desktop.
+        #expect(entries.first { $0.key == .string("Desktop") }?.value == .variant(.dictionary(key: "s", value: "s", [])))
         #expect(entries.first { $0.key == .string("Version") }?.value == .variant(.string(version)))
         #expect(entries.first { $0.key == .string("Pasteboards") }?.value.variantValue?.stringArrayValue?.sorted() == ["a", "b"])
         #expect(entries.first { $0.key == .string("Limits") }?.value.variantValue?.dictionaryEntries?.count == limits.count)

@@ -79,7 +79,7 @@ struct DesktopX11Tests {
         let selecting = try ChildProcess(try X11World.tool("xsel", package: "xsel"), ["--nodetach", "--primary", "--input"], environment: desktop.x11.environment)
         selecting.send(Data("selected words".utf8))
         defer { selecting.kill() }
-        _ = try await desktop.waitForCount(of: "primary", above: before)
+        _ = try await desktop.world.waitForCount(of: "primary", above: before)
         expectSuccess(try await desktop.world.pbctl("-p", "primary", "paste"), stdout: "selected words")
         // The clipboard is another thing.
         #expect(try await desktop.world.changeCount("general") == 0)
@@ -124,7 +124,7 @@ struct DesktopX11Tests {
         #expect(failed.status == 1)
         #expect(failed.err.contains("did not provide its text/html data"), "\(failed.err)")
         do {
-            _ = try await desktop.call("ReadData", [.string("general"), .uint32(0), .string("text/html"), .uint64(0)])
+            _ = try await desktop.world.call("ReadData", [.string("general"), .uint32(0), .string("text/html"), .uint64(0)])
             Issue.record("ReadData of a vanished app's copy succeeded")
         } catch {
             #expect(error.name == "org.pasteboardd.Error.ProviderFailed")
@@ -175,7 +175,7 @@ struct DesktopX11Tests {
             lseek(memory.rawValue, 0, SEEK_SET)
             return memory
         })
-        let count = try await desktop.waitForCount(above: before)
+        let count = try await desktop.world.waitForCount(above: before)
         expectSuccess(try await desktop.world.pbctl("paste"), stdout: "correct horse")
         let lines = try await watcher.waitForLines(primed + 1)
         #expect(lines.last == "{\"name\":\"general\",\"count\":\(count),\"types\":[]}")

@@ -60,6 +60,29 @@ final class PbctlHarness: Sendable {
     }
 }
 
+extension PbctlHarness {
+    /// Waits until the change count of `name` passes `count`, and returns it.
+    func waitForCount(of name: String = "general", above count: UInt64, timeout: Duration = .seconds(10)) async throws -> UInt64 {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let now = try await changeCount(name)
+            if now > count { return now }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("'\(name)' stayed at change \(now) for \(timeout)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Calls a method of the server's interface on a connection of the test's.
+    func call(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        let connection = try Connection.connect(address: bus.address)
+        defer { connection.close() }
+        return try await connection.call(
+            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+            method: method, arguments: arguments, timeout: .seconds(20))
+    }
+
+}
+
 /// Runs the built `pbctl` with exactly `arguments` (no `--address` added).
 func runPbctl(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
     try await runProgram(try Paths.product("pbctl"), arguments, input: input, environment: environment)

@@ -35,19 +35,8 @@ final class X11World: Sendable {
         defer { try? FileManager.default.removeItem(atPath: file) }
         let app = try ChildProcess(try Self.tool("xclip", package: "xclip"), ["-quiet", "-selection", selection, "-t", type, "-i", file], environment: x11.environment)
         app.send(Data())
-        let count = try await waitForCount(of: name, above: before)
+        let count = try await world.waitForCount(of: name, above: before)
         return (app, count)
-    }
-
-    /// Waits until the change count of `name` passes `count`, and returns it.
-    func waitForCount(of name: String = "general", above count: UInt64, timeout: Duration = .seconds(10)) async throws -> UInt64 {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let now = try await world.changeCount(name)
-            if now > count { return now }
-            guard ContinuousClock.now < deadline else { throw TestSupportError("'\(name)' stayed at change \(now) for \(timeout)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 
     /// Waits until the desktop's `selection` offers `type` (pasteboardd took it after a write),
@@ -62,15 +51,6 @@ final class X11World: Sendable {
             guard ContinuousClock.now < deadline else { throw TestSupportError("the \(selection) never offered \(type); it offers \(listed) (\(targets.err))") }
             try await Task.sleep(for: .milliseconds(20))
         }
-    }
-
-    /// Calls a method of the server's interface on a connection of the test's.
-    func call(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
-        let connection = try Connection.connect(address: world.bus.address)
-        defer { connection.close() }
-        return try await connection.call(
-            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
-            method: method, arguments: arguments, timeout: .seconds(20))
     }
 
     static func tool(_ name: String, package: String) throws -> String {

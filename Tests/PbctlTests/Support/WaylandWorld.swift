@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A test's Wayland desktop: a private headless sway, and a ``PbctlHarness`` whose server
+/// bridges `general` and `primary` to it, with wl-clipboard (`wl-copy`, `wl-paste`) as the
+/// other apps.
+final class WaylandWorld: Sendable {
+    let sway: HeadlessSway
+    let world: PbctlHarness
+
+    init() async throws {
+        sway = try HeadlessSway()
+        world = try await PbctlHarness(desktop: DesktopDisplay(mode: "wayland", environment: sway.environment))
+    }
+
+    /// Runs `wl-paste ARGUMENTS...` on the test's compositor to completion.
+    func wlPaste(_ arguments: String...) async throws -> Outcome {
+        try await runProgram(try X11World.tool("wl-paste", package: "wl-clipboard"), arguments, environment: sway.environment, timeout: .seconds(60))
+    }
+
+    /// Copies `data` as `type` with a `wl-copy` that stays in the foreground (killed when the
+    /// returned process is), and waits until the copy is the pasteboard's change.
+    func copyWithWlCopy(_ data: Data, type: String, primary: Bool = false) async throws -> (app: ChildProcess, count: UInt64) {
+        let name = primary ? "primary" : "general"
+        let before = try await world.changeCount(name)
+        let app = try ChildProcess(
+            try X11World.tool("wl-copy", package: "wl-clipboard"), ["--foreground", "--type", type] + (primary ? ["--primary"] : []),
+            environment: sway.environment)
+        app.send(data)
+        let count = try await world.waitForCount(of: name, above: before)
+        return (app, count)
+    }
+
+    /// Waits until the compositor's selection offers `type` (pasteboardd took it after a write),
+    /// and returns the types then listed.
+    @discardableResult
+    func waitUntilOffered(_ type: String, primary: Bool = false) async throws -> [String] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let listed = primary ? try await wlPaste("--primary", "--list-types") : try await wlPaste("--list-types")
+            let types = listed.out.split(separator: "\n").map(String.init)
+            if listed.status == 0, types.contains(type) { return types }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the selection never offered \(type); it offers \(types) (\(listed.err))") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
