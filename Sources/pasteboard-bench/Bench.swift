@@ -33,7 +33,7 @@ struct Bench: AsyncParsableCommand {
 
     /// The groups of figures, in the order they are measured.
     enum Figures: String, CaseIterable {
-        case roundTrip = "round-trip", signal, clients, transfer, pbctl, small, coldStart = "cold-start"
+        case roundTrip = "round-trip", signal, clients, transfer, pbctl, desktop, small, coldStart = "cold-start"
     }
 
     @Option(help: .hidden)
@@ -77,6 +77,11 @@ struct Bench: AsyncParsableCommand {
                 }
             }
             if wanted.contains(.pbctl) { figures.append(try await measure.pbctlProcesses()) }
+            if wanted.contains(.desktop) {
+                let desktop = DesktopFigures(
+                    products: fixture.products, directory: fixture.directory, busConfig: fixture.busConfig, repetitions: counts.processStarts)
+                figures += try await desktop.measure()
+            }
             // The cold start restarts the server on the pasteboards written for the memory figure.
             if wanted.contains(.small) || wanted.contains(.coldStart) { figures.append(try await measure.smallPasteboards()) }
             if wanted.contains(.coldStart) { figures.append(try await measure.coldStart()) }

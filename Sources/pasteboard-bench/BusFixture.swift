@@ -23,6 +23,8 @@ final class BusFixture: Sendable {
     let products: String
     /// The process serving the echo floor (this binary, `--role echo`).
     let echoPID: pid_t
+    /// The bus configuration the daemon runs with.
+    let busConfig: String
 
     /// Starts the daemon and the server, and exports the floor.
     ///
@@ -37,6 +39,7 @@ final class BusFixture: Sendable {
             throw BenchError("dbus/session-test.conf not found: run from the repository or pass --bus-config")
         }
         let daemon = try Self.executable(named: "dbus-daemon")
+        self.busConfig = config
 
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-bench-\(getpid())").path
         try? FileManager.default.removeItem(atPath: directory)
@@ -107,7 +110,8 @@ final class BusFixture: Sendable {
     }
 
     private static func serverArguments(address: String, directory: String) -> [String] {
-        ["--address", address, "--state-dir", directory + "/state"]
+        // Never the desktop of whoever runs it: the desktop figures start their own.
+        ["--address", address, "--state-dir", directory + "/state", "--desktop", "off"]
     }
 
     /// Stops the server with SIGTERM, starts it again on the same state directory, and returns

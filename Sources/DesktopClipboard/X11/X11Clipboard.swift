@@ -108,9 +108,13 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             let atom = selectionAtoms[selection]!
             let time = display.serverTime()
             xcb_set_selection_owner(display.connection, display.window, atom, time)
-            owned[selection] = (offer, time)
             disowning.remove(selection)
             generations[selection, default: 0] += 1
+            // The ICCCM's check: another app may have taken it at a later time meanwhile, and
+            // then keeps it (its copy is reported as usual).
+            let owner = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, atom), nil)
+            defer { free(owner) }
+            owned[selection] = owner?.pointee.owner == display.window ? (offer, time) : nil
         }
     }
 

@@ -1,0 +1,149 @@
+import DBus
+import Foundation
+import ProcessSpawning
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The desktop bridge against the X11 clipboard alone: a private Xvfb, a second private bus
+/// and a `pasteboardd --desktop x11` on it, with `xclip` as the desktop app. The floor is the
+/// same copy and paste through `xclip` alone (`xclip -i` then `xclip -o`), in the same run.
+struct DesktopFigures {
+    let products: String
+    let directory: String
+    let busConfig: String
+    let repetitions: Int
+
+    /// Both figures, or none when Xvfb or xclip is not installed (said on stderr).
+    func measure() async throws -> [Figure] {
+        guard let xvfb = try? BusFixture.executable(named: "Xvfb"), let xclip = try? BusFixture.executable(named: "xclip") else {
+            FileHandle.standardError.write(Data("desktop figures skipped: Xvfb and xclip are needed (scripts/install-deps installs them)\n".utf8))
+            return []
+        }
+        let world = try await World.start(xvfb: xvfb, products: products, directory: directory + "/desktop", busConfig: busConfig)
+        defer { world.stop() }
+        let client = try Connection.connect(address: world.address)
+        defer { client.close() }
+        let changes = try await client.signals(matching: MatchRule(interface: BusFixture.serverName, member: "Changed", arg0: "general"))
+        var iterator = changes.makeAsyncIterator()
+        let environment = ["DISPLAY": world.display]
+        let input = world.directory + "/copied", output = world.directory + "/pasted"
+
+        var copyToChanged = Sample(), pbctlToXclip = Sample(), floor = Sample()
+        for round in 0..<(repetitions + 2) {
+            let text = "round \(round) " + String(repeating: "x", count: 90)
+            // The floor: a copy and a paste through the X server alone. (pasteboardd takes
+            // that copy in too: its Changed is awaited, untimed.)
+            try Data((text + "a").utf8).write(to: URL(fileURLWithPath: input))
+            let alone = try await timed {
+                try run(xclip, ["-selection", "clipboard", "-i", input], environment: environment)
+                try await paste(xclip, expecting: text + "a", output: output, environment: environment)
+            }
+            _ = await iterator.next()
+            // An app's copy, until pasteboardd announces it.
+            try Data((text + "b").utf8).write(to: URL(fileURLWithPath: input))
+            let announced = try await timed {
+                try run(xclip, ["-selection", "clipboard", "-i", input], environment: environment)
+                _ = await iterator.next()
+            }
+            // pbctl copy, until an app's paste gets it; then its own Changed.
+            try Data((text + "c").utf8).write(to: URL(fileURLWithPath: input))
+            let pasted = try await timed {
+                try run(products + "/pbctl", ["--address", world.address, "copy", input], environment: [:])
+                try await paste(xclip, expecting: text + "c", output: output, environment: environment)
+            }
+            _ = await iterator.next()
+            guard round >= 2 else { continue }
+            floor.add(alone.micros / 1_000)
+            copyToChanged.add(announced.micros / 1_000)
+            pbctlToXclip.add(pasted.micros / 1_000)
+        }
+        return [
+            Figure("X11 copy (xclip -i) → Changed", unit: "ms", copyToChanged, floor: floor, floorName: "xclip -i + xclip -o", goal: .ratioAtMost(1.5)),
+            Figure("pbctl copy → xclip -o output", unit: "ms", pbctlToXclip, floor: floor, floorName: "xclip -i + xclip -o", goal: .ratioAtMost(1.5)),
+        ]
+    }
+
+    private func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+        let pid: pid_t
+        do {
+            pid = try spawn(
+                executable, arguments, standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+                standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0), standardError: .open("/dev/null", flags: O_WRONLY, mode: 0),
+                environment: environment)
+        } catch {
+            throw BenchError("\(error)")
+        }
+        let status = Spawn.wait(pid)
+        guard status == 0 else { throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited \(status)") }
+    }
+
+    /// Runs `xclip -o` until it prints `expected` (the new owner may not have it yet).
+    private func paste(_ xclip: String, expecting expected: String, output: String, environment: [String: String]) async throws {
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while true {
+            let pid = try spawn(
+                xclip, ["-selection", "clipboard", "-o"], standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+                standardOutput: .open(output, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600), standardError: .open("/dev/null", flags: O_WRONLY, mode: 0),
+                environment: environment)
+            Spawn.wait(pid)
+            if let data = FileManager.default.contents(atPath: output), String(decoding: data, as: UTF8.self) == expected { return }
+            guard monotonicNanoseconds() < deadline else { throw BenchError("xclip -o never printed the copied text") }
+        }
+    }
+
+    /// Xvfb, a bus and a bridged server, stopped together.
+    private struct World {
+        let directory: String
+        let display: String
+        let address: String
+        let pids: [pid_t]
+
+        static func start(xvfb: String, products: String, directory: String, busConfig: String) async throws -> World {
+            try? FileManager.default.removeItem(atPath: directory)
+            try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+            let xvfbPID = try spawn(
+                xvfb, ["-displayfd", "1", "-nolisten", "tcp", "-noreset"], standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+                standardOutput: .duplicate(fds[1]), standardError: .open(directory + "/xvfb.log", flags: O_WRONLY | O_CREAT, mode: 0o644))
+            close(fds[1])
+            let number = LineReader(fd: fds[0]).next() ?? ""
+            guard !number.isEmpty else {
+                kill(xvfbPID, SIGKILL)
+                throw BenchError("Xvfb did not start (log: \(directory)/xvfb.log)")
+            }
+            let address = "unix:path=\(directory)/bus"
+            let daemonPID = try Spawn.start(try BusFixture.executable(named: "dbus-daemon"), ["--config-file=\(busConfig)", "--nofork", "--address=\(address)"])
+            var probe: Connection?
+            let deadline = monotonicNanoseconds() + 10_000_000_000
+            while probe == nil, monotonicNanoseconds() < deadline {
+                probe = try? Connection.connect(address: address)
+                if probe == nil { usleep(2_000) }
+            }
+            guard let probe else { throw BenchError("dbus-daemon did not listen on \(address)") }
+            defer { probe.close() }
+            let serverPID = try spawn(
+                products + "/pasteboardd", ["--address", address, "--state-dir", directory + "/state", "--desktop", "x11"],
+                standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0), standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0),
+                standardError: .open(directory + "/pasteboardd.log", flags: O_WRONLY | O_CREAT, mode: 0o644), environment: ["DISPLAY": ":" + number])
+            let world = World(directory: directory, display: ":" + number, address: address, pids: [serverPID, daemonPID, xvfbPID])
+            while try await probe.nameOwner(BusFixture.serverName) == nil {
+                guard monotonicNanoseconds() < deadline else {
+                    world.stop()
+                    throw BenchError("the bridged pasteboardd did not start (log: \(directory)/pasteboardd.log)")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            return world
+        }
+
+        func stop() {
+            for pid in pids {
+                kill(pid, SIGKILL)
+                Spawn.wait(pid)
+            }
+        }
+    }
+}
