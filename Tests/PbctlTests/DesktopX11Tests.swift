@@ -214,6 +214,39 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o"), stdout: "text")
     }
 
+    @Test("An app that never answers gives ProviderFailed within provider-timeout-ms, and nobody else waits for it")
+    func appNeverAnswers() async throws {
+        let desktop = try await X11World(limits: ["provider-timeout-ms=1000"])
+        let before = try await desktop.world.changeCount()
+        // An X11 client that takes the clipboard and then never converts anything.
+        let stuck = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
+        defer { stuck.close() }
+        stuck.own(.clipboard, DesktopOffer(types: ["text/plain;charset=utf-8"]) { _ in
+            try await Task.sleep(for: .seconds(3600))
+            throw CancellationError()
+        })
+        _ = try await desktop.world.waitForCount(above: before)
+        let started = ContinuousClock.now
+        async let paste = desktop.world.pbctl("paste")
+        // Meanwhile the server answers everyone else at once.
+        expectSuccess(try await desktop.world.pbctl("-p", "other", "copy", input: "meanwhile"))
+        expectSuccess(try await desktop.world.pbctl("-p", "other", "paste"), stdout: "meanwhile")
+        let failed = try await paste
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.err.contains("did not provide"), "\(failed.err)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test("A wrong --desktop is a usage error naming the choices")
+    func wrongMode() async throws {
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--desktop", "x12"], timeout: .seconds(10))
+        #expect(result.status == 64, "\(result)")
+        #expect(result.err.contains("auto") && result.err.contains("wayland"), "\(result.err)")
+    }
+
     /// Waits until the clipboard has no owner (xclip -o then fails).
     private func waitUntilEmpty(_ desktop: X11World) async throws {
         let deadline = ContinuousClock.now + .seconds(10)

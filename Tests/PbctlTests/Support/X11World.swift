@@ -9,9 +9,10 @@ final class X11World: Sendable {
     let x11: VirtualX11
     let world: PbctlHarness
 
-    init() async throws {
+    /// - Parameter limits: `KEY=VALUE` settings for the server's `--limit`.
+    init(limits: [String] = []) async throws {
         x11 = try await VirtualX11()
-        world = try await PbctlHarness(desktop: DesktopDisplay(mode: "x11", environment: x11.environment))
+        world = try await PbctlHarness(limits: limits, desktop: DesktopDisplay(mode: "x11", environment: x11.environment))
     }
 
     /// Runs `xclip ARGUMENTS...` on the test's display to completion (`-o` reads).
