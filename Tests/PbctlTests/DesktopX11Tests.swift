@@ -183,7 +183,7 @@ struct DesktopX11Tests {
         #expect(!history.isEmpty && !history.contains { $0.hasPrefix("\(count)\t") }, "\(history)")
     }
 
-    @Test("Losing the display leaves the server serving; it reconnects when the display returns")
+    @Test("Losing the display leaves the server serving; it reconnects when the display returns, and offers what was copied meanwhile")
     func displayComesAndGoes() async throws {
         let desktop = try await X11World()
         desktop.x11.stop()
@@ -196,6 +196,9 @@ struct DesktopX11Tests {
             guard ContinuousClock.now < deadline else { throw TestSupportError("the bridge did not reconnect: \(desktop.world.server?.log ?? "")") }
             try await Task.sleep(for: .milliseconds(100))
         }
+        // What was copied while it was away is the clipboard once it is back.
+        try await desktop.waitUntilOffered("UTF8_STRING")
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o"), stdout: "no display")
         let (app, _) = try await desktop.copyWithXclip(Data("back again".utf8), type: "UTF8_STRING")
         defer { app.kill() }
         expectSuccess(try await desktop.world.pbctl("paste"), stdout: "back again")

@@ -16,6 +16,8 @@ import Glibc
 enum OfferServing {
     /// How much is read and written at a time.
     static let chunkSize = 1 << 20
+    /// How long a reader may take no data before the copy ends (as X11's `INCR` answers do).
+    static let idleTimeoutMilliseconds: Int32 = 30_000
 
     /// Serves `type` of `offer` into `target`, which is closed when done or when anything
     /// fails (the requesting app then sees a short or empty read).
@@ -51,8 +53,14 @@ enum OfferServing {
             guard count > 0 else { return }
             var written = 0
             while written < count {
+                // A reader that neither reads nor closes is given up on, so that it cannot
+                // hold a thread for ever.
+                var ready = pollfd(fd: target.rawValue, events: Int16(POLLOUT), revents: 0)
+                let polled = poll(&ready, 1, idleTimeoutMilliseconds)
+                if polled < 0, errno == EINTR { continue }
+                guard polled > 0 else { return }
                 let result = write(target.rawValue, buffer + written, count - written)
-                if result < 0, errno == EINTR { continue }
+                if result < 0, errno == EINTR || errno == EAGAIN { continue }
                 guard result > 0 else { return }
                 written += result
             }

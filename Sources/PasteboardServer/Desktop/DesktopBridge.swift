@@ -228,7 +228,8 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     /// Offers `entry`'s first item on `selection`, or gives the selection up when there is
     /// nothing the desktop may have: empty, owner-only or transient contents.
     ///
-    /// - Parameter fetchedOnly: Offer only data at hand (after the app of a desktop copy quit).
+    /// - Parameter fetchedOnly: Leave out the desktop copy's data that was never fetched (its
+    ///   app quit, or the display was away).
     private func offer(_ selection: DesktopSelection, _ entry: PasteboardEntry, fetchedOnly: Bool) {
         guard let clipboard = state.withLock({ $0.clipboard }) else { return }
         let name = Self.name(of: selection)
@@ -236,8 +237,10 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard let item = entry.items.first, !entry.hasOwnerOnlyItems, !transient else {
             return fetchedOnly ? () : clipboard.disown(selection)
         }
+        // A desktop copy's data that was never fetched cannot be any more; a bus writer's
+        // promise still can.
         let types = item.representations.filter { representation in
-            guard fetchedOnly, case .promised(let promise) = representation.payload else { return true }
+            guard fetchedOnly, case .promised(let promise) = representation.payload, promise.provider == Self.provider else { return true }
             return promise.resolved != nil
         }.map(\.type)
         guard !types.isEmpty else { return }
