@@ -83,7 +83,7 @@ struct WaylandClipboardTests {
         let fixture = try await WaylandFixture()
         let payload = try Self.randomBytes(32 << 20)
         let copier = try fixture.copy(["-t", "application/octet-stream"], input: payload)
-        let source = try await fixture.nextSource(.clipboard, timeout: .seconds(8))
+        let source = try await fixture.nextSource(.clipboard, timeout: .seconds(20))
         let fetched = try await Self.read(source.fetch("application/octet-stream", timeout: .seconds(5)))
         #expect(fetched.count == payload.count)
         #expect(fetched == payload)
@@ -239,6 +239,9 @@ final class WaylandFixture: Sendable {
     let sway: HeadlessSway
     let recorder = WaylandRecorder()
     let clipboard: WaylandClipboard
+    /// How many changes of each selection had been reported when the last ``copy(_:input:)``
+    /// started: its report is the first after that, however soon it arrives.
+    private let marks = Mutex<[DesktopSelection: Int]>([:])
 
     /// Starts sway, connects, and waits for the initial report of each selection.
     init() async throws {
@@ -274,6 +277,9 @@ final class WaylandFixture: Sendable {
     /// Starts `wl-copy --foreground` with `arguments` (and `input` on its standard input); it
     /// owns the selection until killed.
     func copy(_ arguments: [String], input: Data = Data()) throws -> ChildProcess {
+        marks.withLock { marks in
+            for selection in DesktopSelection.allCases { marks[selection] = recorder.changes(of: selection).count }
+        }
         let child = try ChildProcess(
             try Paths.executable(named: "wl-copy"), ["--foreground"] + arguments, environment: sway.environment)
         child.send(input)
@@ -281,8 +287,8 @@ final class WaylandFixture: Sendable {
     }
 
     /// Waits for the next report of another app's data on `selection`.
-    func nextSource(_ selection: DesktopSelection, timeout: Duration = .seconds(5)) async throws -> any DesktopSource {
-        let seen = recorder.changes(of: selection).count
+    func nextSource(_ selection: DesktopSelection, timeout: Duration = .seconds(15)) async throws -> any DesktopSource {
+        let seen = marks.withLock { $0[selection] } ?? recorder.changes(of: selection).count
         var found: (any DesktopSource)?
         _ = await eventually(timeout: timeout) {
             let changes = recorder.changes(of: selection)

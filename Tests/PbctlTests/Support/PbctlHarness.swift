@@ -62,7 +62,7 @@ final class PbctlHarness: Sendable {
 
 extension PbctlHarness {
     /// Waits until the change count of `name` passes `count`, and returns it.
-    func waitForCount(of name: String = "general", above count: UInt64, timeout: Duration = .seconds(10)) async throws -> UInt64 {
+    func waitForCount(of name: String = "general", above count: UInt64, timeout: Duration = .seconds(20)) async throws -> UInt64 {
         let deadline = ContinuousClock.now + timeout
         while true {
             let now = try await changeCount(name)
