@@ -95,6 +95,7 @@ let package = Package(
         .executableTarget(
             name: "pasteboardd",
             dependencies: [
+                "PasteboardModel",
                 "PasteboardServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

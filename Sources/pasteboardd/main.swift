@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import PasteboardModel
 import PasteboardServer
 import Synchronization
 
@@ -15,7 +16,8 @@ struct Pasteboardd: AsyncParsableCommand {
             Connects to the session bus (DBUS_SESSION_BUS_ADDRESS) unless --address names another \
             bus, keeps its data under the state directory, and is ready once it owns its bus name. \
             SIGTERM and SIGINT stop it cleanly. Limits (see the Limits property): \(Limits.keys.joined(separator: ", ")).
-            """)
+            """,
+        version: PasteboarddVersion.current)
 
     @Option(name: .long, help: ArgumentHelp("The bus to serve on (a D-Bus address).", valueName: "ADDRESS"))
     var address: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PasteboardModel
 
 /// `pbctl`: the pasteboard from the command line.
 ///
@@ -14,6 +15,7 @@ struct Pbctl: AsyncParsableCommand {
             64 usage, 65 input refused by the server, 69 server unavailable, 74 input or output \
             failed.
             """,
+        version: PasteboarddVersion.current,
         subcommands: [
             Copy.self, Paste.self, Types.self, Info.self, Count.self, List.self,
             Clear.self, Remove.self, Watch.self, History.self, Restore.self,

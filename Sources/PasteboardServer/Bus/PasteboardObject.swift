@@ -17,7 +17,7 @@ import Synchronization
 final class PasteboardObject: DBusObject {
     static let path = "/org/pasteboardd/Pasteboard1"
     static let interface = "org.pasteboardd.Pasteboard1"
-    static let version = "0.1.0"
+    static let version = PasteboarddVersion.current
 
     let introspectionXML = String(decoding: PackageResources.org_pasteboardd_Pasteboard1_xml, as: UTF8.self)
     let service: PasteboardService
