@@ -114,7 +114,7 @@ extension Pasteboard {
     /// ```
     ///
     /// The server asks this process once per type and keeps the answer. If this process has
-    /// quit, or does not answer in time, readers get ``PasteboardError`` `.providerFailed`.
+    /// quit, or does not answer in time, readers get `PasteboardError` `.providerFailed`.
     ///
     /// - Parameters:
     ///   - items: Each item's types, richest first.
