@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "pasteboardd", targets: ["pasteboardd"]),
         .executable(name: "pbctl", targets: ["pbctl"]),
         .executable(name: "pasteboard-bench", targets: ["pasteboard-bench"]),
+        .executable(name: "pasteboard-c-floor", targets: ["pasteboard-c-floor"]),
         .library(name: "Pasteboard", targets: ["Pasteboard"]),
     ],
     dependencies: [
@@ -144,6 +145,12 @@ let package = Package(
                 "ProcessSpawning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+
+        // The benchmark's C floor: the same echo service straight on libdbus.
+        .executableTarget(
+            name: "pasteboard-c-floor",
+            dependencies: ["CDBus"]
         ),
 
         // MARK: Tests

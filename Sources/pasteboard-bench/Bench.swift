@@ -65,8 +65,8 @@ struct Bench: AsyncParsableCommand {
         var figures: [Figure] = []
         do {
             let measure = Measurements(fixture: fixture, repetitions: counts)
-            if wanted.contains(.roundTrip) { figures.append(try await measure.roundTrip()) }
-            if wanted.contains(.signal) { figures.append(try await measure.signalLatency()) }
+            if wanted.contains(.roundTrip) { figures += try await measure.roundTrip() }
+            if wanted.contains(.signal) { figures += try await measure.signalLatency() }
             if wanted.contains(.clients) { figures += try await measure.concurrentClients() }
             if wanted.contains(.transfer) {
                 for source in [Measurements.LargeSource.memfd, .pipe] {

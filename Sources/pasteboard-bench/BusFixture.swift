@@ -23,6 +23,9 @@ final class BusFixture: Sendable {
     let products: String
     /// The process serving the echo floor (this binary, `--role echo`).
     let echoPID: pid_t
+    /// The process serving the C floor (`pasteboard-c-floor`, the echo service straight on
+    /// libdbus).
+    let cFloorPID: pid_t
     /// The bus configuration the daemon runs with.
     let busConfig: String
 
@@ -75,6 +78,14 @@ final class BusFixture: Sendable {
             guard monotonicNanoseconds() < deadline, kill(echoPID, 0) == 0 else {
                 [echoPID, serverPID, daemonPID].forEach { kill($0, SIGKILL) }
                 throw BenchError("the echo floor did not own \(EchoFloor.busName) within 10 s (log: \(directory)/echo.log)")
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        cFloorPID = try Spawn.start(products + "/pasteboard-c-floor", [address], output: directory + "/c-floor.log")
+        while try await probe!.nameOwner(EchoFloor.cBusName) == nil {
+            guard monotonicNanoseconds() < deadline, kill(cFloorPID, 0) == 0 else {
+                [cFloorPID, echoPID, serverPID, daemonPID].forEach { kill($0, SIGKILL) }
+                throw BenchError("the C floor did not own \(EchoFloor.cBusName) within 10 s (log: \(directory)/c-floor.log)")
             }
             try await Task.sleep(for: .milliseconds(2))
         }
@@ -153,6 +164,8 @@ final class BusFixture: Sendable {
     func stop() {
         kill(echoPID, SIGTERM)
         Spawn.wait(echoPID)
+        kill(cFloorPID, SIGTERM)
+        Spawn.wait(cFloorPID)
         kill(serverPID, SIGTERM)
         Spawn.wait(serverPID)
         kill(daemonPID, SIGKILL)

@@ -10,6 +10,8 @@ final class EchoFloor: DBusObject {
     static let interface = "org.pasteboardd.BenchEcho"
     static let signal = "Pinged"
     static let busName = "org.pasteboardd.BenchEcho"
+    /// The name of the same service written in C on libdbus (`pasteboard-c-floor`).
+    static let cBusName = "org.pasteboardd.BenchCEcho"
 
     private let stored = Mutex<[UInt8]>([])
 

@@ -46,9 +46,10 @@ struct Measurements {
             method: method, arguments: arguments)
     }
 
-    private func echo(_ connection: Connection, _ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    /// A call to a floor: the one on the project's `DBus` module, or (`c`) the one in C.
+    private func echo(_ connection: Connection, _ method: String, _ arguments: [DBusValue] = [], c: Bool = false) async throws -> [DBusValue] {
         try await connection.call(
-            destination: EchoFloor.busName, path: EchoFloor.path, interface: EchoFloor.interface,
+            destination: c ? EchoFloor.cBusName : EchoFloor.busName, path: EchoFloor.path, interface: EchoFloor.interface,
             method: method, arguments: arguments)
     }
 
@@ -65,13 +66,13 @@ struct Measurements {
     // MARK: 1. Round trip
 
     /// A 100-byte `WriteItems` + `ReadData` against the floor's `Set` + `Get`.
-    func roundTrip() async throws -> Figure {
+    func roundTrip() async throws -> [Figure] {
         let client = try fixture.connect()
         defer { client.close() }
         let payload = [UInt8](repeating: 0x61, count: 100)
         try await Self.writeItems(client, "bench-round-trip", payload)
         guard try await Self.readData(client, "bench-round-trip") == payload else { throw BenchError("ReadData returned other bytes than written") }
-        var server = Sample(), floor = Sample()
+        var server = Sample(), floor = Sample(), cFloor = Sample()
         for index in 0..<(repetitions.warmUp + repetitions.roundTrips) {
             let pasteboard = try await timed {
                 try await Self.writeItems(client, "bench-round-trip", payload)
@@ -81,11 +82,19 @@ struct Measurements {
                 _ = try await echo(client, "Set", [.bytes(payload)])
                 _ = try await echo(client, "Get")
             }
+            let cFloorTime = try await timed {
+                _ = try await echo(client, "Set", [.bytes(payload)], c: true)
+                _ = try await echo(client, "Get", c: true)
+            }
             guard index >= repetitions.warmUp else { continue }
             server.add(pasteboard.micros)
             floor.add(floorTime.micros)
+            cFloor.add(cFloorTime.micros)
         }
-        return Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: floor, floorName: "Set+Get", goal: .ratioAtMost(1.25))
+        return [
+            Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: floor, floorName: "Set+Get", goal: .ratioAtMost(1.25)),
+            Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: cFloor, floorName: "C Set+Get", goal: .ratioAtMost(1.15)),
+        ]
     }
 
     // MARK: 2. Signal latency
@@ -95,7 +104,7 @@ struct Measurements {
 
     /// A write until a second process receives `Changed`, against `Emit` until it receives
     /// `Pinged`. The listener prints the monotonic time it received each signal.
-    func signalLatency() async throws -> Figure {
+    func signalLatency() async throws -> [Figure] {
         let writer = try fixture.connect()
         let listener = try fixture.startListener()
         defer {
@@ -104,7 +113,7 @@ struct Measurements {
             Spawn.wait(listener.pid)
         }
         let payload = [UInt8](repeating: 0x62, count: 100)
-        var server = Sample(), floor = Sample()
+        var server = Sample(), floor = Sample(), cFloor = Sample()
         for index in 0..<(repetitions.warmUp + repetitions.signals) {
             let pasteboardStart = monotonicNanoseconds()
             try await Self.writeItems(writer, Self.signalPasteboard, payload)
@@ -112,11 +121,18 @@ struct Measurements {
             let floorStart = monotonicNanoseconds()
             _ = try await echo(writer, "Emit")
             let floorTime = try Self.received("P", after: floorStart, from: listener.lines)
+            let cFloorStart = monotonicNanoseconds()
+            _ = try await echo(writer, "Emit", c: true)
+            let cFloorTime = try Self.received("P", after: cFloorStart, from: listener.lines)
             guard index >= repetitions.warmUp else { continue }
             server.add(pasteboard)
             floor.add(floorTime)
+            cFloor.add(cFloorTime)
         }
-        return Figure("write → Changed in another process", unit: "µs", server, floor: floor, floorName: "Emit→signal", goal: .ratioAtMost(1.25))
+        return [
+            Figure("write → Changed in another process", unit: "µs", server, floor: floor, floorName: "Emit→signal", goal: .ratioAtMost(1.25)),
+            Figure("write → Changed in another process", unit: "µs", server, floor: cFloor, floorName: "C Emit→signal", goal: .ratioAtMost(1.15)),
+        ]
     }
 
     /// Microseconds from `start` until the listener's next line, which must be of `kind`.
@@ -141,7 +157,7 @@ struct Measurements {
             try await Self.writeItems(client, "bench-mixed-\(index)", payload)
         }
         let calls = repetitions.callsPerClient
-        var serverRate = Sample(), floorRate = Sample(), serverLatency = Sample(), floorLatency = Sample()
+        var serverRate = Sample(), floorRate = Sample(), cFloorRate = Sample(), serverLatency = Sample(), floorLatency = Sample()
         var serverErrors = 0, floorErrors = 0
         // One pair of runs first, not counted: the server's first run after a pause was
         // measured 10–15% slower than the runs after it, the floor's not.
@@ -158,11 +174,15 @@ struct Measurements {
             let floorRun = try await Self.together(clients, calls: calls) { [self] client, _, call in
                 _ = try await call % 2 == 0 ? self.echo(client, "Set", [.bytes(payload)]) : self.echo(client, "Get")
             }
+            let cFloorRun = try await Self.together(clients, calls: calls) { [self] client, _, call in
+                _ = try await call % 2 == 0 ? self.echo(client, "Set", [.bytes(payload)], c: true) : self.echo(client, "Get", c: true)
+            }
             serverErrors += pasteboard.errors
-            floorErrors += floorRun.errors
+            floorErrors += floorRun.errors + cFloorRun.errors
             guard run > 0 else { continue }
             serverRate.add(Double(count * calls) / pasteboard.seconds)
             floorRate.add(Double(count * calls) / floorRun.seconds)
+            cFloorRate.add(Double(count * calls) / cFloorRun.seconds)
             pasteboard.latencies.forEach { serverLatency.add($0) }
             floorRun.latencies.forEach { floorLatency.add($0) }
         }
@@ -171,6 +191,9 @@ struct Measurements {
             Figure("\(count) clients mixed: throughput", unit: "calls/s", median: serverRate.median, p99: serverRate.percentile(0.01),
                    count: serverRate.count, floor: (floorRate.median, floorRate.percentile(0.01)), floorName: "Set/Get",
                    goal: .ratioAtLeast(0.8), errors: serverErrors),
+            Figure("\(count) clients mixed: throughput", unit: "calls/s", median: serverRate.median, p99: serverRate.percentile(0.01),
+                   count: serverRate.count, floor: (cFloorRate.median, cFloorRate.percentile(0.01)), floorName: "C Set/Get",
+                   goal: .ratioAtLeast(0.9), errors: serverErrors),
             Figure("\(count) clients mixed: call latency", unit: "µs", serverLatency, floor: floorLatency, floorName: "Set/Get",
                    goal: .informational, errors: serverErrors),
         ]
