@@ -43,6 +43,13 @@ public protocol DesktopSource: AnyObject, Sendable {
     /// - Throws: ``DesktopClipboardError`` when the app is gone, refuses, or does not answer
     ///   within `timeout`.
     func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor
+
+    /// Whether this is still the selection, once the display system has reported everything
+    /// that happened until now.
+    ///
+    /// A fetch through a pipe ends when the app closes it, which it also does by quitting
+    /// halfway: data read to its end is complete only if its app still owns the selection then.
+    func isStillTheSelection() async -> Bool
 }
 
 /// What a display system's clipboard tells the bridge.

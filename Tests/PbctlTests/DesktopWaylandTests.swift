@@ -1,4 +1,5 @@
 import DBus
+import DesktopClipboard
 import Foundation
 import Testing
 import TestSupport
@@ -129,6 +130,39 @@ struct DesktopWaylandTests {
         } catch {
             #expect(error.name == "org.pasteboardd.Error.ProviderFailed")
         }
+    }
+
+    @Test("An app that quits while its data is read gives ProviderFailed, never the data cut short")
+    func appQuitsHalfway() async throws {
+        let desktop = try await WaylandWorld()
+        let before = try await desktop.world.changeCount()
+        // The app: a Wayland client whose data comes from a pipe the test writes.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let readEnd = UnixFileDescriptor(owning: ends[0])
+        let delegate = IgnoringDelegate()
+        let app = try WaylandClipboard.connect(display: desktop.sway.socketPath, delegate: delegate)
+        app.own(.clipboard, DesktopOffer(types: ["application/x-partial"]) { _ in try readEnd.duplicate() })
+        _ = try await desktop.world.waitForCount(above: before)
+
+        async let paste = desktop.world.pbctl("paste", "-t", "application/x-partial")
+        let chunk = [UInt8](repeating: 0x70, count: 256 << 10)
+        let writeEnd = ends[1]
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                _ = chunk.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) }
+                done.resume()
+            }
+        }
+        // The app quits, and only then does its data end.
+        app.close()
+        try await Task.sleep(for: .milliseconds(100))
+        close(writeEnd)
+        let failed = try await paste
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.err.contains("quit or copied something else while"), "\(failed.err)")
+        #expect(failed.stdout.isEmpty)
+        withExtendedLifetime(delegate) {}
     }
 
     @Test("Concealed contents carry the password manager hint; transient ones are not offered")

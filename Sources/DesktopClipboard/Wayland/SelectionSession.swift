@@ -124,6 +124,14 @@ final class SelectionSession {
         return .success(())
     }
 
+    /// Whether the offer `serial` is still `selection`; with `afterRoundTrip`, once the
+    /// compositor has answered a round trip, its events up to then dispatched.
+    func isCurrent(_ serial: UInt64, of selection: DesktopSelection, afterRoundTrip: Bool) -> Bool {
+        guard !ended else { return false }
+        if afterRoundTrip, wl_display_roundtrip(display) < 0 { return false }
+        return current[selection]?.serial == serial
+    }
+
     // MARK: Events (from the listeners)
 
     func announced(_ proxy: OpaquePointer) {

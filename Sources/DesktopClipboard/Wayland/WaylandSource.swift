@@ -23,6 +23,16 @@ final class WaylandSource: DesktopSource {
         self.loop = loop
     }
 
+    /// After a round trip to the compositor, so that a selection it changed before now (the
+    /// app quitting makes it empty) has been reported.
+    func isStillTheSelection() async -> Bool {
+        let (selection, serial) = (self.selection, self.serial)
+        return await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            let queued = loop.submit { session in done.resume(returning: session.isCurrent(serial, of: selection, afterRoundTrip: true)) }
+            if !queued { done.resume(returning: false) }
+        }
+    }
+
     /// Returns the read end of a pipe the owning app writes the data into.
     ///
     /// The app answers through the pipe, at its own pace: there is nothing to wait for here

@@ -186,6 +186,16 @@ final class X11Source: DesktopSource, @unchecked Sendable {
         self.types = types
     }
 
+    /// An X11 conversion fails by itself when its app quits halfway (XFixes reports it), so this
+    /// only asks whether another owner has been reported since.
+    func isStillTheSelection() async -> Bool {
+        await withCheckedContinuation { done in
+            let (clipboard, selection, generation) = (clipboard, selection, generation)
+            let submitted = clipboard.loop.submit { done.resume(returning: clipboard.generations[selection] == generation) }
+            if !submitted { done.resume(returning: false) }
+        }
+    }
+
     func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor {
         guard types.contains(type) else { throw .refused("the app that copied it offers no \(type)") }
         let result = await withCheckedContinuation { (done: CheckedContinuation<Result<UnixFileDescriptor, DesktopClipboardError>, Never>) in

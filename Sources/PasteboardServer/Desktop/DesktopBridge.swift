@@ -206,9 +206,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         let reader = DescriptorReader(
             payloads: service.payloads.volatile(true), maxBytes: limits.maxItemBytes,
             idleTimeoutMilliseconds: Int32(clamping: min(limits.providerTimeoutMilliseconds, limits.transferIdleTimeoutMilliseconds)))
-        return try await TransferThread.run { () throws(PasteboardError) in
+        let payload = try await TransferThread.run { () throws(PasteboardError) in
             try reader.read(TransferSource(data.rawValue), label: "the desktop's \(promise.type) data")
         }
+        // The data ended where the app closed its end, which quitting halfway also does.
+        guard await imported.source.isStillTheSelection() else {
+            throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' quit or copied something else while its \(promise.type) data was read; copy it again")
+        }
+        return payload
     }
 
     // MARK: Pasteboards → desktop
