@@ -24,6 +24,9 @@ public final class PasteboardServer: Sendable {
         public var desktop: DesktopMode
         /// Where `WAYLAND_DISPLAY` and `DISPLAY` are read from.
         public var environment: [String: String]
+        /// Where the pasteboards are kept: SQLite in the state directory (the default), or a
+        /// PostgreSQL database shared with other servers.
+        public var store: StoreLocation = .sqlite(directory: nil)
 
         public init(
             address: String? = nil, stateDirectory: String = Configuration.defaultStateDirectory(), limits: Limits = Limits(),
@@ -88,22 +91,42 @@ public final class PasteboardServer: Sendable {
             throw StartError(description: "cannot ask the bus \(connection.address) for its id: \(error.message)")
         }
 
+        // A shared store is reached first: a wrong URL or password is said before anything else.
+        var sharedStore: SharedStore?
+        if case .postgresql(let location) = configuration.store {
+            do {
+                sharedStore = try await SharedStore.open(location, origin: busID + "-" + Store.randomID(), logger: logger)
+            } catch {
+                throw StartError(description: "cannot use the store \(location): \(error); check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE), the password, and that the database exists and runs")
+            }
+        }
+        var directory = configuration.stateDirectory
+        if case .sqlite(let folder?) = configuration.store { directory = folder }
         let lock: StateLock
         let service: PasteboardService
         do {
-            try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            lock = try StateLock(directory: configuration.stateDirectory)
-            service = try PasteboardService(store: try Store(directory: configuration.stateDirectory), limits: configuration.limits, logger: logger, busID: busID)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            lock = try StateLock(directory: directory)
+            service = try PasteboardService(store: try Store(directory: directory), limits: configuration.limits, logger: logger, busID: busID)
         } catch {
             // Two servers started together: the one that lost the directory may find the
             // name taken by now, which is what it should say.
             if let owner = (try? await connection.nameOwner(busName)) ?? nil { throw nameTaken(on: connection, by: owner) }
-            throw StartError(description: "cannot use the state directory \(configuration.stateDirectory): \(error)")
+            throw StartError(description: "cannot use the state directory \(directory): \(error)")
+        }
+        let shared = sharedStore.map { SharedSync(store: $0, maxBytesPerType: configuration.limits.maxInlineBytes) }
+        if let shared {
+            await withCheckedContinuation { done in
+                service.perform {
+                    service.shared = shared
+                    done.resume()
+                }
+            }
         }
 
         let desktop = DesktopBridge(service: service, mode: configuration.desktop, environment: configuration.environment, logger: logger)
         do {
-            let object = PasteboardObject(service: service, connection: connection, desktop: desktop)
+            let object = PasteboardObject(service: service, connection: connection, desktop: desktop, shared: shared)
             try connection.export(object, at: PasteboardObject.path)
             switch try await connection.requestName(busName) {
             case .primaryOwner, .alreadyOwner:
@@ -116,7 +139,7 @@ public final class PasteboardServer: Sendable {
         } catch {
             throw StartError(description: "cannot take the name \(busName): \(error)")
         }
-        logger.info("serving \(busName) on \(connection.address), state in \(configuration.stateDirectory)")
+        logger.info("serving \(busName) on \(connection.address), state in \(directory), store \(configuration.store)")
         return PasteboardServer(connection: connection, service: service, lock: lock, desktop: desktop)
     }
 

@@ -33,10 +33,18 @@ struct Pasteboardd: AsyncParsableCommand {
         valueName: "auto|x11|wayland|off"))
     var desktop: DesktopMode = .auto
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Where the pasteboards are kept: sqlite:FOLDER (the default, in the state directory) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, shared by every server pointed at it (also PASTEBOARDD_STORE).",
+        valueName: "STORE"))
+    var store: String?
+
     @Flag(name: .long, help: "Log every start-up step.")
     var verbose = false
 
     func validate() throws {
+        if let location = store ?? ProcessInfo.processInfo.environment["PASTEBOARDD_STORE"] {
+            do { _ = try StoreLocation(parsing: location) } catch { throw ValidationError(error.description) }
+        }
         var limits = Limits()
         for setting in limitSettings {
             do { try limits.apply(setting) } catch { throw ValidationError(error.description) }
@@ -54,6 +62,9 @@ struct Pasteboardd: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         var configuration = PasteboardServer.Configuration(address: address, desktop: desktop)
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
+        if let location = store ?? ProcessInfo.processInfo.environment["PASTEBOARDD_STORE"], !location.isEmpty {
+            configuration.store = try StoreLocation(parsing: location)
+        }
         for setting in limitSettings { try configuration.limits.apply(setting) }
 
         // Caught from before the name is taken: once the server is ready, SIGTERM is a clean stop.

@@ -29,6 +29,8 @@ public final class TestServer: Sendable {
     /// The display the server's desktop bridge joins; nil runs it with `--desktop off`, so
     /// that no test server ever touches the desktop of the person running the tests.
     public let desktop: DesktopDisplay?
+    /// The `--store` the server is given; nil for the default (SQLite in the state directory).
+    public let store: String?
     private let logPath: String
     private let ownsStateDirectory: Bool
     /// The running server; nil once it has been stopped.
@@ -48,10 +50,11 @@ public final class TestServer: Sendable {
     ///   - limits: `KEY=VALUE` settings, each passed as `--limit`.
     ///   - desktop: the display to bridge `general` to; nil for none.
     /// - Throws: when the server exits or does not own its name within ten seconds.
-    public init(bus: TestBus, stateDirectory: String? = nil, limits: [String] = [], desktop: DesktopDisplay? = nil) async throws {
+    public init(bus: TestBus, stateDirectory: String? = nil, limits: [String] = [], desktop: DesktopDisplay? = nil, store: String? = nil) async throws {
         self.bus = bus
         self.limits = limits
         self.desktop = desktop
+        self.store = store
         if let stateDirectory {
             self.stateDirectory = stateDirectory
             ownsStateDirectory = false
@@ -74,7 +77,8 @@ public final class TestServer: Sendable {
 
     /// The arguments the server is started with.
     public var arguments: [String] {
-        ["--address", bus.address, "--state-dir", stateDirectory, "--desktop", desktop?.mode ?? "off"] + limits.flatMap { ["--limit", $0] }
+        ["--address", bus.address, "--state-dir", stateDirectory, "--desktop", desktop?.mode ?? "off"]
+            + (store.map { ["--store", $0] } ?? []) + limits.flatMap { ["--limit", $0] }
     }
 
     /// Everything the server has written to standard error so far, over all its runs (bytes

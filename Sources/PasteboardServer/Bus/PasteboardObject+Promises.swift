@@ -30,6 +30,9 @@ extension PasteboardObject {
             return try await desktop.provide(promise)
         }
         let limits = service.limits
+        if promise.bus.hasPrefix(SharedSync.remoteBusPrefix) {
+            throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was promised by a writer on another server sharing the store; read it there, or ask its writer to write the data")
+        }
         // Written on an earlier bus: its unique name may be someone else's on this one.
         guard promise.bus == service.busID else {
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: it was on the bus of an earlier session, which has ended")

@@ -44,6 +44,7 @@ extension PasteboardObject {
             return intake.jobs
         }
         if jobs.isEmpty { return }
+        if isShared { return drainShared(jobs) }
         defer {
             // More arrived meanwhile: their own turn, behind what else waits on the queue.
             let more = intake.withLock { intake in
@@ -86,7 +87,7 @@ extension PasteboardObject {
 
     /// The process of `sender`, waited for on the service queue (0 when the bus cannot say:
     /// owner-only data then fails closed). The wait is a bus round trip on another thread.
-    private func lookUpProcess(of sender: String) -> UInt32 {
+    func lookUpProcess(of sender: String) -> UInt32 {
         let found = Mutex<UInt32>(0)
         let done = DispatchSemaphore(value: 0)
         Task { [self] in
@@ -98,7 +99,7 @@ extension PasteboardObject {
         return found.withLock { $0 }
     }
 
-    private func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
+    func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
         switch method {
         case .writeItems, .writePromised:
             return (try? Arguments.writeOptions(arguments[2]))?.ownerOnly == true

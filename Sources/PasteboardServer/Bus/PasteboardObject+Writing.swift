@@ -81,11 +81,18 @@ extension PasteboardObject {
         service.perform { [self] in
             // Nobody is left to answer, and the data may be cut short: store nothing.
             guard !writerLeft else { return }
-            do throws(PasteboardError) {
-                let change = try service.write(write.name, items: write.items, options: write.options, ownerPID: pid)
-                call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
-            } catch {
-                fail(call, error)
+            // With a shared store, a change another server made first is read, and this one made
+            // on top of it (a few times at most).
+            for attempt in 1...SharedRetry.attempts {
+                service.lockShared(write.name)
+                defer { service.releaseShared() }
+                do throws(PasteboardError) {
+                    let change = try service.write(write.name, items: write.items, options: write.options, ownerPID: pid)
+                    return call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
+                } catch {
+                    if service.lastSaveRaced, attempt < SharedRetry.attempts, write.options.ifChangeCount == nil { continue }
+                    return fail(call, error)
+                }
             }
         }
     }

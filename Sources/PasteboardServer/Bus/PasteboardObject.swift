@@ -31,11 +31,16 @@ final class PasteboardObject: DBusObject {
     let processIDs = ProcessIDs()
     /// `general` and `primary` joined to the desktop's clipboard; nil with `--desktop off`.
     let desktop: DesktopBridge?
+    /// Whether the pasteboards are shared with other servers through PostgreSQL.
+    let isShared: Bool
+    /// Listens for the other servers' changes, when shared.
+    let sharedListener = Mutex<Task<Void, Never>?>(nil)
 
-    init(service: PasteboardService, connection: Connection, desktop: DesktopBridge? = nil) {
+    init(service: PasteboardService, connection: Connection, desktop: DesktopBridge? = nil, shared: SharedSync? = nil) {
         self.service = service
         self.connection = connection
         self.desktop = desktop
+        isShared = shared != nil
         service.perform { [weak self] in
             self?.service.onChange = { [weak self] change in
                 guard let self else { return }
@@ -51,6 +56,7 @@ final class PasteboardObject: DBusObject {
     func startTimers() {
         service.perform { [service] in service.startExpiryTimers() }
         connection.send(service.changedAtStart.flatMap(signals(for:)))
+        if isShared { listenToSharedStore() }
         desktop?.start(
             announce: { [weak self] change in
                 guard let self else { return }
@@ -127,7 +133,8 @@ final class PasteboardObject: DBusObject {
     /// record it in (without one, every change is committed on the queue, and trying here first
     /// would only do the work twice), and its sender has nothing queued that it would overtake.
     private func canWriteAtOnce(_ call: MethodCall) -> Bool {
-        service.store.log != nil && queued.withLock { $0[call.sender] == nil }
+        // A shared store decides each change on the database, which the bus thread never waits for.
+        service.store.log != nil && !isShared && queued.withLock { $0[call.sender] == nil }
     }
 
     /// A `WriteItems` the bus thread may answer: not owner-only (those are committed on the

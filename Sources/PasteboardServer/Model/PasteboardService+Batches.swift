@@ -93,6 +93,9 @@ extension PasteboardService {
     /// Saves `changes`, after those the commit log holds, in one transaction; then lets go of
     /// what the logged ones replaced.
     func save(_ changes: [Store.Change]) throws {
+        lastSaveRaced = false
+        // The database shared with other servers first: it decides whether the change happens.
+        try shared?.push(changes)
         try store.save(changes)
         loggedReplaced = []
     }

@@ -34,6 +34,9 @@ extension PasteboardService {
         // Only this expiry's own timer is done: while this one waited for the turn, a write
         // (on the bus thread) may have set a newer one, which later changes must still cancel.
         if expiryTimers[name]?.at == expiresAt { expiryTimers[name] = nil }
+        // Another server may have cleared it (or written it anew) first.
+        lockShared(name)
+        defer { releaseShared() }
         // A later write or clear has replaced the contents this expiry was for.
         guard let entry = entries.withLock({ $0[name] }), entry.expiresAt == expiresAt else { return }
         guard Self.nowMilliseconds() >= expiresAt else { return scheduleExpiry(name, at: expiresAt) }

@@ -54,6 +54,12 @@ final class PasteboardService: @unchecked Sendable {
     var loggedReplaced: [PasteboardEntry] = []
     /// Whether ``saveLoggedAside()`` is due.
     var logSaveScheduled = false
+    /// The PostgreSQL store shared with other servers, when the server uses one (set before
+    /// the server owns its name).
+    var shared: SharedSync?
+    /// Whether the last save failed because another server changed a pasteboard first: the
+    /// change can be made again once its pasteboard is read again.
+    var lastSaveRaced = false
     /// Held by whoever changes the service: the queue, for each piece of its work, or the bus
     /// thread, for a small write it answers at once (``withTurnIfFree(_:)``). The bus thread
     /// never waits for it.
@@ -392,6 +398,15 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {
+        if let error = error as? PasteboardError { return error }
+        if let error = error as? SharedStoreError {
+            if case .raced(let name) = error {
+                lastSaveRaced = true
+                return .conflict("another server changed '\(name)' at the same moment; read it again and retry")
+            }
+            logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
+            return .quotaExceeded("the server could not save the change: \(error); it heals by itself once the database answers again")
+        }
         logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
         let full = (error as? DatabaseError)?.resultCode == .SQLITE_FULL
         return .quotaExceeded("the server could not save the change (\(error)); \(full ? "free some disk space and try again" : "try again")")
@@ -403,7 +418,7 @@ final class PasteboardService: @unchecked Sendable {
     ///
     /// Built as one new array: `history` is shared with the committed entry, so inserting into
     /// it would first copy it whole, only to drop its oldest generation again.
-    private static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
+    static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
         let kept = fitting(history, after: newest, limits)
         guard kept > 0 else { return ([], history.reversed().map(\.count) + [newest.count]) }
         var result: [Generation] = []
@@ -415,7 +430,7 @@ final class PasteboardService: @unchecked Sendable {
 
     /// Drops the oldest generations until the history fits `history-depth` and
     /// `max-history-bytes`; returns their counts, oldest first.
-    private static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
+    static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
         let kept = fitting(entry.history, after: nil, limits)
         let pruned = entry.history.dropFirst(kept).reversed().map(\.count)
         entry.history.removeLast(entry.history.count - kept)

@@ -12,8 +12,8 @@ import TestSupport
 /// expect(try await world.pbctl("paste"), stdout: "hello")
 /// ```
 final class PbctlHarness: Sendable {
-    /// Inside ``gate`` for as long as the value lives.
-    private let pass: Gate.Pass
+    /// Inside ``gate`` for as long as the value lives (nil: the test holds a pass itself).
+    private let pass: Gate.Pass?
     let bus: TestBus
     /// Nil when the harness was made with `server: false`.
     let server: TestServer?
@@ -22,15 +22,23 @@ final class PbctlHarness: Sendable {
     ///   - server: whether to start `pasteboardd` on the bus.
     ///   - limits: `KEY=VALUE` settings for the server's `--limit`.
     ///   - desktop: the display the server's desktop bridge joins; none when nil.
-    init(server: Bool = true, limits: [String] = [], desktop: DesktopDisplay? = nil) async throws {
-        pass = await Self.gate.pass()
+    ///   - store: the server's `--store`; the default when nil.
+    ///   - gated: whether to wait for a pass of the gate; a test that makes two worlds takes one
+    ///     pass for both (``pass()``), or tests holding one each would wait for each other.
+    init(server: Bool = true, limits: [String] = [], desktop: DesktopDisplay? = nil, store: String? = nil, gated: Bool = true) async throws {
+        pass = gated ? await Self.gate.pass() : nil
         bus = try TestBus()
-        self.server = server ? try await TestServer(bus: bus, limits: limits, desktop: desktop) : nil
+        self.server = server ? try await TestServer(bus: bus, limits: limits, desktop: desktop, store: store) : nil
     }
 
     /// Swift Testing starts every test at once; a few worlds at a time get through sooner than
     /// dozens of servers starting together on a small machine.
     private static let gate = Gate(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+
+    /// A pass of the gate, for a test that makes several worlds with `gated: false`.
+    static func pass() async -> Gate.Pass {
+        await gate.pass()
+    }
 
     /// Runs `pbctl --address BUS ARGUMENTS...` with `input` on stdin.
     func pbctl(_ arguments: String..., input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {

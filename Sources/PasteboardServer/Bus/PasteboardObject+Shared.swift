@@ -1,0 +1,69 @@
+import DBus
+import PasteboardModel
+
+/// How many times a change another server beat is made again on top of it.
+enum SharedRetry {
+    static let attempts = 5
+}
+
+/// The service queue's side when the pasteboards are shared through PostgreSQL: each call is a
+/// batch of its own, made on the latest contents, and made again when another server changed
+/// the pasteboard at the same moment.
+extension PasteboardObject {
+
+    /// Answers `jobs` one at a time, each committed (to the database, then here) before the next.
+    func drainShared(_ jobs: [Job]) {
+        defer {
+            let more = intake.withLock { intake in
+                if intake.jobs.isEmpty { intake.draining = false }
+                return !intake.jobs.isEmpty
+            }
+            if more { service.perform { [self] in drainShared(intake.withLock { intake in defer { intake.jobs = [] }; return intake.jobs }) } }
+        }
+        for job in jobs {
+            let callerPID = needsCallerPID(job.method, job.arguments) ? (processIDs.remembered(job.call.sender) ?? lookUpProcess(of: job.call.sender)) : nil
+            let name = job.method.onlyReads || job.method == .createUnique ? nil : try? Arguments.name(job.arguments[0])
+            for attempt in 1...SharedRetry.attempts {
+                if let name { service.lockShared(name) }
+                let outbox = Outbox()
+                service.beginBatch()
+                do throws(PasteboardError) {
+                    try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
+                } catch {
+                    Answer(call: job.call, outbox: outbox).fail(error)
+                }
+                let failure = service.commitBatch()
+                if name != nil { service.releaseShared() }
+                // Made again on top of the other server's change (the answers held are dropped),
+                // unless the call asked for the count it found (if-change-count): that is its
+                // Conflict.
+                if service.lastSaveRaced, attempt < SharedRetry.attempts, !Self.expectsCount(job) { continue }
+                queued.withLock { queued in
+                    let left = (queued[job.call.sender] ?? 1) - 1
+                    queued[job.call.sender] = left > 0 ? left : nil
+                }
+                outbox.release(failure: failure)
+                break
+            }
+        }
+    }
+
+    private static func expectsCount(_ job: Job) -> Bool {
+        guard job.method == .writeItems || job.method == .writePromised else { return false }
+        return (try? Arguments.writeOptions(job.arguments[2]))?.ifChangeCount != nil
+    }
+
+    /// Listens for the other servers' changes, each taken in and announced on this bus; what
+    /// changed while not listening (at start, after the database was away) is caught up with.
+    func listenToSharedStore() {
+        guard let shared = service.shared else { return }
+        let service = service
+        let task = shared.store.listen(
+            changed: { notice in
+                guard let name = try? PasteboardName(validating: notice.name) else { return }
+                service.perform { service.sharedChanged(name, count: notice.count) }
+            },
+            caughtUp: { service.perform { service.catchUpShared() } })
+        sharedListener.withLock { $0 = task }
+    }
+}

@@ -1,0 +1,91 @@
+import PasteboardModel
+
+/// Changes other servers made, taken in from the shared store (on `queue`, holding the turn).
+extension PasteboardService {
+
+    /// Holds `name` in the shared store until the change about to be made is saved (or
+    /// ``releaseShared()``), and takes in a newer change made elsewhere first, announced through
+    /// ``onChange``: the change then builds on the latest contents, and no other server's can
+    /// slip in between.
+    func lockShared(_ name: PasteboardName) {
+        guard let shared else { return }
+        let store = shared.store
+        do {
+            let count = try SharedSync.wait { () throws(SharedStoreError) in try await store.lock(name.rawValue) }
+            guard let count, count > entry(name).count else { return }
+            takeIn(name)
+        } catch {
+            // The change then fails to save, saying why.
+        }
+    }
+
+    /// Lets go of what ``lockShared(_:)`` held, when no change was saved.
+    func releaseShared() {
+        guard let shared else { return }
+        let store = shared.store
+        _ = try? SharedSync.wait { () throws(SharedStoreError) in await store.release() }
+    }
+
+    /// Takes in every pasteboard whose count moved in the shared store: at start, and after
+    /// listening to it again (what changed meanwhile was not announced).
+    func catchUpShared() {
+        guard let shared else { return }
+        let store = shared.store
+        do {
+            let counts = try SharedSync.wait { () throws(SharedStoreError) in try await store.counts() }
+            for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
+                guard let name = try? PasteboardName(validating: raw), count > entry(name).count else { continue }
+                takeIn(name)
+            }
+        } catch {
+            logger.warning("store: could not catch up with \(store.location): \(error)")
+        }
+    }
+
+    /// Another server changed `name` to `count`: taken in unless this server has it already.
+    func sharedChanged(_ name: PasteboardName, count: UInt64) {
+        guard count > entry(name).count else { return }
+        takeIn(name)
+    }
+
+    /// Loads `name` from the shared store and makes it the contents here.
+    private func takeIn(_ name: PasteboardName) {
+        guard let shared else { return }
+        let store = shared.store
+        do {
+            guard let row = try SharedSync.wait({ () throws(SharedStoreError) in try await store.load(name.rawValue) }) else { return }
+            let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
+            if let change = try adopt(name, remote) { onChange?(change) }
+        } catch {
+            logger.warning("store: could not read '\(name)' from \(store.location): \(error)")
+        }
+    }
+
+    /// Makes `remote` (another server's change, at its own count) the contents of `name`, the
+    /// current contents entering the history as a local change's would; saved here without
+    /// going back to the shared store. Nil when this server has that change already.
+    func adopt(_ name: PasteboardName, _ remote: PasteboardEntry) throws -> Change? {
+        let old = entry(name)
+        guard remote.count > old.count else { return nil }
+        var entry = remote
+        var keepsPrevious = false
+        let pruned: [UInt64]
+        if !remote.isListed {
+            entry.history = []
+            pruned = []
+        } else if old.entersHistory {
+            entry.history = old.history
+            (entry.history, pruned) = Self.history(old.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
+            keepsPrevious = !entry.history.isEmpty
+        } else {
+            entry.history = old.history
+            pruned = Self.trimHistory(&entry, limits)
+        }
+        try store.save([Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)])
+        entries.withLock { $0[name] = entry }
+        listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
+        scheduleExpiry(name, at: entry.expiresAt)
+        let removed = !entry.isListed && old.isListed
+        return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
+    }
+}

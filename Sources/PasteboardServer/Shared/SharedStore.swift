@@ -1,0 +1,328 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL database several servers share: each pasteboard's change count and current
+/// contents, the count compared and set in one statement (so that of two servers writing the
+/// same count, one wins), and a `NOTIFY` per change for the others.
+///
+/// One connection for reads and writes (the service queue uses it one call at a time) and one
+/// that only listens; either is opened again after a failure.
+final class SharedStore: Sendable {
+    static let channel = "pasteboardd"
+    static let schemaVersion = 1
+
+    let location: PostgresLocation
+    /// This server, in the notifications it sends (so it skips its own).
+    let origin: String
+    private let logger: Logger
+    private let connection = Mutex<PostgresConnection?>(nil)
+    /// Whether ``lock(_:)`` opened a transaction that ``commit(_:)`` or ``release()`` ends.
+    private let inTransaction = Atomic<Bool>(false)
+    private let nextID = Atomic<Int>(1)
+
+    private init(location: PostgresLocation, origin: String, logger: Logger) {
+        self.location = location
+        self.origin = origin
+        self.logger = logger
+    }
+
+    /// Connects and creates or migrates the schema.
+    ///
+    /// - Throws: what to fix, in words: the server cannot be reached, the password or user is
+    ///   wrong, the database does not exist.
+    static func open(_ location: PostgresLocation, origin: String, logger: Logger) async throws(SharedStoreError) -> SharedStore {
+        let store = SharedStore(location: location, origin: origin, logger: logger)
+        try await store.withConnection { connection in
+            try await connection.withTransaction(logger: store.logger) { connection in
+                try await store.migrate(connection, location: location)
+            }
+        }
+        return store
+    }
+
+    /// Creates the tables, or checks their version; one server at a time (servers started
+    /// together would otherwise create them twice).
+    private func migrate(_ connection: PostgresConnection, location: PostgresLocation) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+        try await connection.query("CREATE TABLE IF NOT EXISTS pasteboardd_schema (version integer NOT NULL)", logger: logger)
+        try await connection.query("""
+            CREATE TABLE IF NOT EXISTS pasteboards (
+                name text PRIMARY KEY, count bigint NOT NULL, listed boolean NOT NULL,
+                changed_at bigint NOT NULL, expires_at bigint, private_to text)
+            """, logger: logger)
+        try await connection.query("""
+            CREATE TABLE IF NOT EXISTS representations (
+                name text NOT NULL, count bigint NOT NULL, item integer NOT NULL, position integer NOT NULL,
+                type text NOT NULL, data bytea, promise_provider text, promise_bus text,
+                PRIMARY KEY (name, item, position))
+            """, logger: logger)
+        let versions = try await connection.query("SELECT version FROM pasteboardd_schema", logger: logger).collect()
+        if versions.isEmpty {
+            try await connection.query("INSERT INTO pasteboardd_schema (version) VALUES (\(Self.schemaVersion))", logger: logger)
+        } else if let version = try versions.first?.decode(Int.self), version > Self.schemaVersion {
+            throw SharedStoreError.unusable("the database \(location) was made by a newer pasteboardd (schema \(version)); upgrade this one")
+        }
+    }
+
+    /// The advisory lock that makes one server at a time create or migrate the tables.
+    static let migrationLock: Int64 = 0x7061_7374_6562_6f61
+
+    // MARK: Reading
+
+    /// A pasteboard as the database has it.
+    struct Row: Sendable {
+        let name: String
+        let count: UInt64
+        let listed: Bool
+        let changedAt: UInt64
+        let expiresAt: UInt64?
+        /// The server whose contents these are and stayed with it (concealed, transient or
+        /// owner-only): the database has the count only.
+        let privateTo: String?
+        /// Each item's representations, in order.
+        var items: [[Representation]]
+
+        struct Representation: Sendable {
+            let type: String
+            let data: [UInt8]?
+            let promiseProvider: String?
+            let promiseBus: String?
+        }
+    }
+
+    /// Every pasteboard's change count.
+    func counts() async throws(SharedStoreError) -> [String: UInt64] {
+        try await withConnection { connection in
+            var counts: [String: UInt64] = [:]
+            for try await (name, count) in try await connection.query("SELECT name, count FROM pasteboards", logger: logger).decode((String, Int64).self) {
+                counts[name] = UInt64(count)
+            }
+            return counts
+        }
+    }
+
+    /// The change counts of `names` (absent: never written through the database).
+    func counts(of names: [String]) async throws(SharedStoreError) -> [String: UInt64] {
+        try await withConnection { connection in
+            var counts: [String: UInt64] = [:]
+            let rows = try await connection.query("SELECT name, count FROM pasteboards WHERE name = ANY(\(names))", logger: logger)
+            for try await (name, count) in rows.decode((String, Int64).self) {
+                counts[name] = UInt64(count)
+            }
+            return counts
+        }
+    }
+
+    /// One pasteboard and its current items.
+    func load(_ name: String) async throws(SharedStoreError) -> Row? {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT count, listed, changed_at, expires_at, private_to FROM pasteboards WHERE name = \(name)", logger: logger)
+            var found: Row?
+            for try await (count, listed, changedAt, expiresAt, privateTo) in rows.decode((Int64, Bool, Int64, Int64?, String?).self) {
+                found = Row(name: name, count: UInt64(count), listed: listed, changedAt: UInt64(changedAt), expiresAt: expiresAt.map(UInt64.init), privateTo: privateTo, items: [])
+            }
+            guard var row = found else { return nil }
+            let representations = try await connection.query("""
+                SELECT item, type, data, promise_provider, promise_bus FROM representations
+                WHERE name = \(name) AND count = \(Int64(row.count)) ORDER BY item, position
+                """, logger: logger)
+            for try await (item, type, data, provider, bus) in representations.decode((Int, String, ByteBuffer?, String?, String?).self) {
+                while row.items.count <= item { row.items.append([]) }
+                row.items[item].append(Row.Representation(type: type, data: data.map { Array($0.readableBytesView) }, promiseProvider: provider, promiseBus: bus))
+            }
+            return row
+        }
+    }
+
+    // MARK: Writing
+
+    /// Commits `rows` in one transaction, each only if its count is above the pasteboard's (the
+    /// row is held by ``lock(_:)``, and what other servers wrote taken in, so it is), and
+    /// notifies the other servers.
+    ///
+    /// - Throws: ``SharedStoreError/raced(_:)`` when another server changed one of them first
+    ///   (nothing is written), ``SharedStoreError/unavailable(_:)`` when the database cannot be
+    ///   reached.
+    func commit(_ rows: [Row]) async throws(SharedStoreError) {
+        try await withConnection { connection in
+            if !inTransaction.load(ordering: .relaxed) {
+                try await connection.query("BEGIN", logger: logger)
+                inTransaction.store(true, ordering: .relaxed)
+            }
+            do {
+                for row in rows {
+                    try await write(row, on: connection)
+                }
+                try await connection.query("COMMIT", logger: logger)
+                inTransaction.store(false, ordering: .relaxed)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                inTransaction.store(false, ordering: .relaxed)
+                throw error
+            }
+        }
+    }
+
+    /// Opens a transaction that holds `name` until ``commit(_:)`` or ``release()``, and returns
+    /// its count (nil: not in the database yet): a change made on what this reads cannot be
+    /// beaten by another server's, which waits for it.
+    func lock(_ name: String) async throws(SharedStoreError) -> UInt64? {
+        try await withConnection { connection in
+            if !inTransaction.load(ordering: .relaxed) {
+                try await connection.query("BEGIN", logger: logger)
+                inTransaction.store(true, ordering: .relaxed)
+            }
+            var count: UInt64?
+            for try await found in try await connection.query("SELECT count FROM pasteboards WHERE name = \(name) FOR UPDATE", logger: logger).decode(Int64.self) {
+                count = UInt64(found)
+            }
+            return count
+        }
+    }
+
+    /// Ends the transaction ``lock(_:)`` opened when nothing was committed in it.
+    func release() async {
+        guard inTransaction.load(ordering: .relaxed) else { return }
+        inTransaction.store(false, ordering: .relaxed)
+        _ = try? await withConnection { connection in try await connection.query("ROLLBACK", logger: logger) }
+    }
+
+    private func write(_ row: Row, on connection: PostgresConnection) async throws {
+        let count = Int64(row.count)
+        let expires = row.expiresAt.map { Int64(clamping: $0) }
+        let updated = try await connection.query("""
+            UPDATE pasteboards SET count = \(count), listed = \(row.listed), changed_at = \(Int64(clamping: row.changedAt)),
+                expires_at = \(expires), private_to = \(row.privateTo)
+            WHERE name = \(row.name) AND count < \(count) RETURNING name
+            """, logger: logger).collect()
+        if updated.isEmpty {
+            // Not there yet (first written through the database), or moved on: one of the two.
+            let inserted = try await connection.query("""
+                INSERT INTO pasteboards (name, count, listed, changed_at, expires_at, private_to)
+                VALUES (\(row.name), \(count), \(row.listed), \(Int64(clamping: row.changedAt)), \(expires), \(row.privateTo))
+                ON CONFLICT (name) DO NOTHING RETURNING name
+                """, logger: logger).collect()
+            guard !inserted.isEmpty else { throw SharedStoreError.raced(row.name) }
+        }
+        try await connection.query("DELETE FROM representations WHERE name = \(row.name)", logger: logger)
+        for (item, representations) in row.items.enumerated() {
+            for (position, representation) in representations.enumerated() {
+                let data = representation.data.map { ByteBuffer(bytes: $0) }
+                try await connection.query("""
+                    INSERT INTO representations (name, count, item, position, type, data, promise_provider, promise_bus)
+                    VALUES (\(row.name), \(count), \(item), \(position), \(representation.type), \(data),
+                        \(representation.promiseProvider), \(representation.promiseBus))
+                    """, logger: logger)
+            }
+        }
+        try await connection.query("SELECT pg_notify(\(Self.channel), \("\(origin) \(row.count) \(row.name)"))", logger: logger)
+    }
+
+    // MARK: Listening
+
+    /// A change another server made: its pasteboard and count.
+    struct Notice: Sendable {
+        let name: String
+        let count: UInt64
+    }
+
+    /// Listens for the other servers' changes until cancelled: `changed` for each, in the
+    /// order they were committed; `caughtUp` each time listening (re)starts, after which
+    /// whatever changed while it was not listening must be read from the database. A lost
+    /// connection is opened again, every second until the database answers.
+    func listen(changed: @escaping @Sendable (Notice) -> Void, caughtUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task { [self] in
+            var reported = false
+            while !Task.isCancelled {
+                do {
+                    let listener = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+                    defer { Task { try? await listener.close() } }
+                    try await listener.listen(on: Self.channel) { notifications in
+                        if reported { logger.notice("store: listening to \(location) again") }
+                        reported = false
+                        caughtUp()
+                        for try await notification in notifications {
+                            let parts = notification.payload.split(separator: " ", maxSplits: 2)
+                            guard parts.count == 3, parts[0] != origin, let count = UInt64(parts[1]) else { continue }
+                            changed(Notice(name: String(parts[2]), count: count))
+                        }
+                    }
+                } catch {
+                    if !reported { logger.warning("store: lost \(location) (\(Self.describe(error))); trying again every second") }
+                    reported = true
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    // MARK: Connecting
+
+    private var configuration: PostgresConnection.Configuration {
+        var configuration = location.socketPath.map {
+            PostgresConnection.Configuration(unixSocketPath: $0, username: location.user, password: location.password, database: location.database)
+        } ?? PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(3)
+        return configuration
+    }
+
+    /// Runs `body` on the connection, opening it first if need be; a failure of the connection
+    /// itself closes it, so the next call opens a new one.
+    private func withConnection<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws(SharedStoreError) -> Result {
+        do {
+            let open: PostgresConnection
+            if let existing = connection.withLock({ $0 }), !existing.isClosed {
+                open = existing
+            } else {
+                open = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+                connection.withLock { $0 = open }
+            }
+            return try await body(open)
+        } catch let error as SharedStoreError {
+            throw error
+        } catch {
+            inTransaction.store(false, ordering: .relaxed)
+            if let existing = connection.withLock({ $0.take() }) { Task { try? await existing.close() } }
+            throw .unavailable("the PostgreSQL store \(location) \(Self.describe(error))")
+        }
+    }
+
+    /// What went wrong, in words: PostgreSQL's own message when it sent one.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                return "refused: \(message)"
+            }
+            if let underlying = error.underlying {
+                return "cannot be reached: \(underlying)"
+            }
+            return "failed: \(error.code)"
+        }
+        if let error = error as? PostgresTransactionError {
+            return describe(error.closureError ?? error.commitError ?? error.beginError ?? error)
+        }
+        return "failed: \(error)"
+    }
+}
+
+/// Why the shared store could not do something.
+enum SharedStoreError: Error, Sendable, CustomStringConvertible {
+    /// Another server changed the pasteboard first: read it again and redo the change.
+    case raced(String)
+    /// The database cannot be reached (or refused): the message names it.
+    case unavailable(String)
+    /// The database cannot be used by this server.
+    case unusable(String)
+
+    var description: String {
+        switch self {
+        case .raced(let name): "another server changed '\(name)' at the same moment"
+        case .unavailable(let message), .unusable(let message): message
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// What concurrent tasks report, in the order they report it.
+actor Tally<Item: Sendable> {
+    private(set) var items: [Item] = []
+    func add(_ item: Item) { items.append(item) }
+}
+
+/// One database and two servers pointed at it: two "hosts", each with a bus of its own.
+final class TwoHosts: Sendable {
+    let database: TestPostgres
+    let a: PbctlHarness
+    let b: PbctlHarness
+    /// One pass of the gate for both worlds.
+    private let pass: Gate.Pass
+
+    init() async throws {
+        pass = await PbctlHarness.pass()
+        database = try await TestPostgres()
+        a = try await PbctlHarness(store: database.url, gated: false)
+        b = try await PbctlHarness(store: database.url, gated: false)
+    }
+}
+
+/// Two servers, each on a bus of its own (two "hosts"), sharing one real PostgreSQL started by
+/// the test.
+@Suite("Shared store: PostgreSQL")
+struct SharedStoreTests {
+    @Test("A copy on one host is pasted byte-exact on the other, at the same count, and watched there once")
+    func copyHerePasteThere() async throws {
+        let hosts = try await TwoHosts()
+        let watcher = try hosts.b.watch("watch", "--json")
+        defer { watcher.stop() }
+        // Primed on B itself: B's watcher listens, and B's own changes are reported too.
+        let primed = try await watcher.prime(hosts.b) { "{\"name\":\"general\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
+
+        expectSuccess(try await hosts.a.pbctl("copy", input: "from host A ✓"))
+        let count = try await hosts.a.changeCount()
+        _ = try await hosts.b.waitForCount(above: count - 1)
+        expectSuccess(try await hosts.b.pbctl("paste"), stdout: "from host A ✓")
+        #expect(try await hosts.b.changeCount() == count)
+
+        let image = randomBytes(512 << 10)
+        let file = try temporaryFile(image)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await hosts.b.pbctl("copy", "-t", "image/png", file))
+        _ = try await hosts.a.waitForCount(above: count)
+        let pasted = try await hosts.a.pbctl("paste", "-t", "image/png")
+        #expect(pasted.status == 0 && pasted.stdout == image, "\(pasted.err)")
+
+        let lines = try await watcher.waitForLines(primed + 2)
+        #expect(Array(lines.dropFirst(primed)) == [
+            "{\"name\":\"general\",\"count\":\(count),\"types\":[\"text/plain;charset=utf-8\"]}",
+            "{\"name\":\"general\",\"count\":\(count + 1),\"types\":[\"image/png\"]}",
+        ])
+    }
+
+    @Test("Writers racing from both hosts get distinct counts in order; of those expecting one count, exactly one wins")
+    func racesAcrossHosts() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("-p", "race", "copy", input: "start"))
+        let start = try await hosts.a.changeCount("race")
+        _ = try await hosts.b.waitForCount(of: "race", above: start - 1)
+
+        // Compare-and-swap: 4 writers on each host, all expecting `start`.
+        let outcomes = Tally<String>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (host, index) in [(hosts.a, 0), (hosts.a, 1), (hosts.a, 2), (hosts.a, 3), (hosts.b, 4), (hosts.b, 5), (hosts.b, 6), (hosts.b, 7)] {
+                group.addTask {
+                    do {
+                        _ = try await host.call("WriteItems", [
+                            .string("race"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes(Array("writer \(index)".utf8)))])]),
+                            .dictionary(key: "s", value: "v", [(.string("if-change-count"), .variant(.uint64(start)))]),
+                        ])
+                        await outcomes.add("won")
+                    } catch let error as DBusError {
+                        await outcomes.add(error.name)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let results = await outcomes.items
+        #expect(results.filter { $0 == "won" }.count == 1, "\(results)")
+        #expect(results.filter { $0 == "org.pasteboardd.Error.Conflict" }.count == 7, "\(results)")
+
+        // Plain writes: every one lands, each at a count of its own.
+        let counts = Tally<UInt64>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                let host = index % 2 == 0 ? hosts.a : hosts.b
+                group.addTask {
+                    let reply = try await host.call("WriteItems", [
+                        .string("race"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes(Array("plain \(index)".utf8)))])]),
+                        .dictionary(key: "s", value: "v", []),
+                    ])
+                    await counts.add(reply.first?.uint64Value ?? 0)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let written = await counts.items.sorted()
+        #expect(written == Array((start + 2)...(start + 21)), "\(written)")
+        _ = try await hosts.a.waitForCount(of: "race", above: start + 20)
+        _ = try await hosts.b.waitForCount(of: "race", above: start + 20)
+        #expect(try await hosts.a.pbctl("-p", "race", "paste").out == (try await hosts.b.pbctl("-p", "race", "paste").out))
+    }
+
+    @Test("Concealed, transient and owner-only contents stay on their host: the other sees the count move and nothing to read")
+    func whatStaysHome() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("copy", "--concealed", input: "hunter2"))
+        let count = try await hosts.a.changeCount()
+        _ = try await hosts.b.waitForCount(above: count - 1)
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "hunter2")
+        expectSuccess(try await hosts.b.pbctl("types"), stdout: "")
+        #expect(try await hosts.b.pbctl("paste").status == 1)
+        #expect(try await hosts.database.query("SELECT count(*) FROM representations") == "0\n")
+        #expect(try await hosts.database.query("SELECT count FROM pasteboards WHERE name = 'general'") == "\(count)\n")
+
+        expectSuccess(try await hosts.a.pbctl("copy", "--transient", input: "one-time"))
+        _ = try await hosts.b.waitForCount(above: count)
+        expectSuccess(try await hosts.b.pbctl("types"), stdout: "")
+        let everything = try await hosts.database.query("SELECT encode(data, 'escape') FROM representations")
+        #expect(!everything.contains("hunter2") && !everything.contains("one-time"))
+    }
+
+    @Test("The database going away fails changes at once with an error naming it; it heals by itself when the database returns")
+    func databaseGoesAndComes() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("copy", input: "before"))
+        try await hosts.database.stop()
+        let started = ContinuousClock.now
+        let failed = try await hosts.a.pbctl("copy", input: "while away")
+        #expect(failed.status != 0, "\(failed)")
+        #expect(failed.err.contains("PostgreSQL store postgresql://pb@127.0.0.1"), "\(failed.err)")
+        #expect(!failed.err.contains(TestPostgres.password + "@"))
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // Still serving what it has.
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "before")
+
+        try await hosts.database.start()
+        // Each server reconnects by itself: A writes again, B hears of it.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await hosts.a.pbctl("copy", input: "after").status != 0 {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("A did not write again after the database returned") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let count = try await hosts.a.changeCount()
+        _ = try await hosts.b.waitForCount(above: count - 1)
+        expectSuccess(try await hosts.b.pbctl("paste"), stdout: "after")
+        for server in [hosts.a.server, hosts.b.server] {
+            #expect(server?.log.contains(TestPostgres.password) == false, "a password in the log")
+        }
+    }
+
+    @Test("A wrong password or URL at start exits non-zero saying what to fix, and never shows the password")
+    func wrongCredentials() async throws {
+        let database = try await TestPostgres()
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let wrong = database.url.replacingOccurrences(of: ":\(TestPostgres.password)@", with: ":not-the-password@")
+        let refused = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--desktop", "off", "--store", wrong], timeout: .seconds(30))
+        #expect(refused.status == 69, "\(refused)")
+        #expect(refused.err.contains("password"), "\(refused.err)")
+        #expect(!refused.err.contains("not-the-password"), "\(refused.err)")
+
+        let malformed = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--store", "postgresql://:secret@/"], timeout: .seconds(30))
+        #expect(malformed.status == 64, "\(malformed)")
+        #expect(!malformed.err.contains("secret"), "\(malformed.err)")
+
+        let environment = try await runProgram(
+            try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state],
+            environment: ["PASTEBOARDD_STORE": "mysql://nope"], timeout: .seconds(30))
+        #expect(environment.status == 64, "\(environment)")
+        #expect(environment.err.contains("sqlite:FOLDER or postgresql://"), "\(environment.err)")
+    }
+
+    @Test("--store sqlite:FOLDER keeps the pasteboards in that folder")
+    func sqliteFolder() async throws {
+        let folder = try Paths.temporaryDirectory("sqlite-store")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let world = try await PbctlHarness(store: "sqlite:" + folder)
+        expectSuccess(try await world.pbctl("copy", input: "kept there"))
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(files.contains { $0.hasSuffix(".sqlite") || $0.hasSuffix(".db") || $0.contains("pasteboards") }, "\(files)")
+        try await world.server?.restart()
+        expectSuccess(try await world.pbctl("paste"), stdout: "kept there")
+    }
+}
