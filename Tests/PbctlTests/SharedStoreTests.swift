@@ -109,6 +109,31 @@ struct SharedStoreTests {
         #expect(try await hosts.a.pbctl("-p", "race", "paste").out == (try await hosts.b.pbctl("-p", "race", "paste").out))
     }
 
+    @Test("1 GiB written on one host is read byte-exact on the other, streamed through the database in chunks, each server under 64 MiB")
+    func largeAcrossHosts() async throws {
+        let hosts = try await TwoHosts()
+        let folder = try Paths.temporaryDirectory("shared-large")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let shell = try Paths.executable(named: "sh")
+        let made = try await runProgram(shell, ["-c", "head -c 1073741824 /dev/urandom > '\(folder)/in'"], timeout: .seconds(120))
+        #expect(made.status == 0, "\(made)")
+        expectSuccess(try await hosts.a.pbctl("copy", "-t", "application/x-large", folder + "/in"))
+        let count = try await hosts.a.changeCount()
+        _ = try await hosts.b.waitForCount(above: count - 1)
+        let pbctl = try Paths.product("pbctl")
+        let pasted = try await runProgram(
+            shell, ["-c", "'\(pbctl)' --address '\(hosts.b.bus.address)' paste -t application/x-large > '\(folder)/out'"], timeout: .seconds(300))
+        #expect(pasted.status == 0, "\(pasted)")
+        let same = try await runProgram(try Paths.executable(named: "cmp"), [folder + "/in", folder + "/out"], timeout: .seconds(120))
+        #expect(same.status == 0, "\(same)")
+        for server in [hosts.a.server, hosts.b.server] {
+            let pid = try #require(server?.processIdentifier)
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let resident = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? Int.max
+            #expect(resident < 64 << 10, "server \(pid) holds \(resident) KiB")
+        }
+    }
+
     @Test("Concealed, transient and owner-only contents stay on their host: the other sees the count move and nothing to read")
     func whatStaysHome() async throws {
         let hosts = try await TwoHosts()

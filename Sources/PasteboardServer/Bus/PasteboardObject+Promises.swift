@@ -30,6 +30,9 @@ extension PasteboardObject {
             return try await desktop.provide(promise)
         }
         let limits = service.limits
+        if promise.bus.hasPrefix(SharedSync.chunksBusPrefix), let shared = service.shared {
+            return try await shared.fetchChunks(of: promise, payloads: service.payloads.volatile(false))
+        }
         if promise.bus.hasPrefix(SharedSync.remoteBusPrefix) {
             throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was promised by a writer on another server sharing the store; read it there, or ask its writer to write the data")
         }

@@ -37,6 +37,10 @@ extension PasteboardObject {
                 let name = try Arguments.name(arguments[0])
                 let options = try Arguments.writeOptions(arguments[2])
                 let read = try descriptorItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile))
+                // Large data goes to a shared store from here, not from the service queue.
+                if let shared = service.shared, !options.isVolatile, !options.ownerOnly {
+                    do { try shared.upload(read.items) } catch { throw service.saveFailed(error, names: [name]) }
+                }
                 write = DescriptorWrite(name: name, items: read.items, options: options, endsAreFinal: read.endsAreFinal)
             } catch {
                 return fail(call, error)

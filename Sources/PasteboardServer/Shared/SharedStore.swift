@@ -3,6 +3,10 @@ import NIOCore
 import PostgresNIO
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The PostgreSQL database several servers share: each pasteboard's change count and current
 /// contents, the count compared and set in one statement (so that of two servers writing the
 /// same count, one wins), and a `NOTIFY` per change for the others.
@@ -11,7 +15,9 @@ import Synchronization
 /// that only listens; either is opened again after a failure.
 final class SharedStore: Sendable {
     static let channel = "pasteboardd"
-    static let schemaVersion = 1
+    static let schemaVersion = 2
+    /// Large data travels in rows of this many bytes.
+    static let chunkSize = 1 << 20
 
     let location: PostgresLocation
     /// This server, in the notifications it sends (so it skips its own).
@@ -59,10 +65,21 @@ final class SharedStore: Sendable {
                 PRIMARY KEY (name, item, position))
             """, logger: logger)
         let versions = try await connection.query("SELECT version FROM pasteboardd_schema", logger: logger).collect()
+        let version = try versions.first?.decode(Int.self) ?? 0
+        if version > Self.schemaVersion {
+            throw SharedStoreError.unusable("the database \(location) was made by a newer pasteboardd (schema \(version)); upgrade this one")
+        }
+        if version < 2 {
+            // 2: large data in chunks of its own, read only when asked for.
+            try await connection.query("ALTER TABLE representations ADD COLUMN IF NOT EXISTS blob text, ADD COLUMN IF NOT EXISTS size bigint", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS chunks (blob text NOT NULL, seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (blob, seq))
+                """, logger: logger)
+        }
         if versions.isEmpty {
             try await connection.query("INSERT INTO pasteboardd_schema (version) VALUES (\(Self.schemaVersion))", logger: logger)
-        } else if let version = try versions.first?.decode(Int.self), version > Self.schemaVersion {
-            throw SharedStoreError.unusable("the database \(location) was made by a newer pasteboardd (schema \(version)); upgrade this one")
+        } else if version < Self.schemaVersion {
+            try await connection.query("UPDATE pasteboardd_schema SET version = \(Self.schemaVersion)", logger: logger)
         }
     }
 
@@ -86,9 +103,13 @@ final class SharedStore: Sendable {
 
         struct Representation: Sendable {
             let type: String
+            /// The data, when small enough to travel in the row.
             let data: [UInt8]?
             let promiseProvider: String?
             let promiseBus: String?
+            /// Larger data: the chunks it is in, and its size (read when asked for).
+            var blob: String? = nil
+            var size: UInt64? = nil
         }
     }
 
@@ -126,12 +147,14 @@ final class SharedStore: Sendable {
             }
             guard var row = found else { return nil }
             let representations = try await connection.query("""
-                SELECT item, type, data, promise_provider, promise_bus FROM representations
+                SELECT item, type, data, promise_provider, promise_bus, blob, size FROM representations
                 WHERE name = \(name) AND count = \(Int64(row.count)) ORDER BY item, position
                 """, logger: logger)
-            for try await (item, type, data, provider, bus) in representations.decode((Int, String, ByteBuffer?, String?, String?).self) {
+            for try await (item, type, data, provider, bus, blob, size) in representations.decode((Int, String, ByteBuffer?, String?, String?, String?, Int64?).self) {
                 while row.items.count <= item { row.items.append([]) }
-                row.items[item].append(Row.Representation(type: type, data: data.map { Array($0.readableBytesView) }, promiseProvider: provider, promiseBus: bus))
+                row.items[item].append(Row.Representation(
+                    type: type, data: data.map { Array($0.readableBytesView) }, promiseProvider: provider, promiseBus: bus,
+                    blob: blob, size: size.map { UInt64($0) }))
             }
             return row
         }
@@ -207,18 +230,80 @@ final class SharedStore: Sendable {
                 """, logger: logger).collect()
             guard !inserted.isEmpty else { throw SharedStoreError.raced(row.name) }
         }
+        var replaced: [String] = []
+        for try await blob in try await connection.query("SELECT blob FROM representations WHERE name = \(row.name) AND blob IS NOT NULL", logger: logger).decode(String.self) {
+            replaced.append(blob)
+        }
         try await connection.query("DELETE FROM representations WHERE name = \(row.name)", logger: logger)
         for (item, representations) in row.items.enumerated() {
             for (position, representation) in representations.enumerated() {
                 let data = representation.data.map { ByteBuffer(bytes: $0) }
+                let size = representation.size.map { Int64($0) }
                 try await connection.query("""
-                    INSERT INTO representations (name, count, item, position, type, data, promise_provider, promise_bus)
+                    INSERT INTO representations (name, count, item, position, type, data, promise_provider, promise_bus, blob, size)
                     VALUES (\(row.name), \(count), \(item), \(position), \(representation.type), \(data),
-                        \(representation.promiseProvider), \(representation.promiseBus))
+                        \(representation.promiseProvider), \(representation.promiseBus), \(representation.blob), \(size))
                     """, logger: logger)
             }
         }
+        // The chunks of the data replaced go, unless the new contents still use them.
+        let kept = Set(row.items.joined().compactMap(\.blob))
+        for blob in replaced where !kept.contains(blob) {
+            try await connection.query("DELETE FROM chunks WHERE blob = \(blob)", logger: logger)
+        }
         try await connection.query("SELECT pg_notify(\(Self.channel), \("\(origin) \(row.count) \(row.name)"))", logger: logger)
+    }
+
+    // MARK: Large data
+
+    /// Copies the file `fd` (from its start) into chunks named `blob`, on a connection of its
+    /// own (the service queue's may be in a transaction): 1 MiB at a time, never held whole.
+    func upload(_ fd: Int32, as blob: String) async throws(SharedStoreError) {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+            defer { Task { try? await connection.close() } }
+            try await connection.query("DELETE FROM chunks WHERE blob = \(blob)", logger: logger)
+            var buffer = ByteBufferAllocator().buffer(capacity: Self.chunkSize)
+            var sequence = 0, offset: off_t = 0
+            while true {
+                buffer.clear()
+                let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.chunkSize) { raw in
+                    max(pread(fd, raw.baseAddress, Self.chunkSize, offset), 0)
+                }
+                if count == 0 { break }
+                offset += off_t(count)
+                try await connection.query("INSERT INTO chunks (blob, seq, data) VALUES (\(blob), \(sequence), \(buffer))", logger: logger)
+                sequence += 1
+            }
+        } catch {
+            throw .unavailable("the PostgreSQL store \(location) \(Self.describe(error))")
+        }
+    }
+
+    /// Writes the chunks of `blob` to `fd`, in order, as they arrive.
+    func download(_ blob: String, to fd: Int32) async throws(SharedStoreError) -> UInt64 {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+            defer { Task { try? await connection.close() } }
+            var total: UInt64 = 0
+            for try await chunk in try await connection.query("SELECT data FROM chunks WHERE blob = \(blob) ORDER BY seq", logger: logger).decode(ByteBuffer.self) {
+                try chunk.withUnsafeReadableBytes { raw in
+                    var written = 0
+                    while written < raw.count {
+                        let count = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                        if count < 0, errno == EINTR { continue }
+                        guard count > 0 else { throw SharedStoreError.unavailable("cannot keep the data: \(String(cString: strerror(errno)))") }
+                        written += count
+                    }
+                }
+                total += UInt64(chunk.readableBytes)
+            }
+            return total
+        } catch let error as SharedStoreError {
+            throw error
+        } catch {
+            throw .unavailable("the PostgreSQL store \(location) \(Self.describe(error))")
+        }
     }
 
     // MARK: Listening

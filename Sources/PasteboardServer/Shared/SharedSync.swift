@@ -2,6 +2,10 @@ import Dispatch
 import PasteboardModel
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The service's side of a shared PostgreSQL store: every change goes to the database before
 /// it is saved here (``push(_:)``), and what other servers changed comes back as changes of
 /// this one (``PasteboardService/adopt(_:)``), each announced by `Changed` on this bus.
@@ -13,18 +17,18 @@ import Synchronization
 /// network, never on the bus thread).
 final class SharedSync: Sendable {
     let store: SharedStore
-    /// Data larger than this per type is refused (`TooLarge`): it would travel inside the
-    /// database's rows.
-    let maxBytesPerType: UInt64
-
-    init(store: SharedStore, maxBytesPerType: UInt64) {
+    init(store: SharedStore) {
         self.store = store
-        self.maxBytesPerType = maxBytesPerType
     }
 
     /// A prefix of the `bus` of promises another server took: their writers are on its bus,
     /// which this server cannot call.
     static let remoteBusPrefix = "remote:"
+    /// The `bus` of large data another server wrote, kept in chunks in the database and read
+    /// from there on first use (as a promise), followed by the chunks' name.
+    static let chunksBusPrefix = "postgresql-chunks:"
+    /// The chunks each local blob file was copied into, by the file's id.
+    private let uploaded = Mutex<[String: String]>([:])
 
     /// Runs `operation` to its end, the calling thread (the service queue) waiting.
     static func wait<Value: Sendable>(_ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
@@ -43,6 +47,43 @@ final class SharedSync: Sendable {
         return try outcome.withLock { $0! }.get()
     }
 
+    /// Copies the large data of `items` into the database ahead of their commit, on the
+    /// calling (transfer) thread: the commit on the service queue then only names it.
+    func upload(_ items: [Item]) throws {
+        for item in items {
+            for representation in item.representations {
+                guard case .file(let blob) = representation.payload, blob.isOnDisk else { continue }
+                _ = try chunks(of: blob)
+            }
+        }
+    }
+
+    /// The name of the chunks holding `blob`, copied there first if need be.
+    private func chunks(of blob: Blob) throws(SharedStoreError) -> String {
+        if blob.isOnDisk, let known = uploaded.withLock({ $0[blob.id] }) { return known }
+        let name = store.origin + "-" + (blob.isOnDisk ? blob.id : Store.randomID())
+        let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unavailable("cannot read the data to share: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let store = store
+        try Self.wait { () throws(SharedStoreError) in try await store.upload(fd, as: name) }
+        if blob.isOnDisk { uploaded.withLock { $0[blob.id] = name } }
+        return name
+    }
+
+    /// Reads the chunks `promise` names into a blob file of this server's.
+    func fetchChunks(of promise: Promise, payloads: PayloadWriter) async throws -> Payload {
+        let name = String(promise.bus.dropFirst(Self.chunksBusPrefix.count))
+        let file = try payloads.createFile(sizeHint: nil)
+        do {
+            let size = try await store.download(name, to: file.fd)
+            return .file(try file.finish(size: size))
+        } catch {
+            file.discard()
+            throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' could not be read from the shared store: \(error)")
+        }
+    }
+
     /// Commits `changes` to the database, each only if no other server changed its pasteboard
     /// since this one last read it.
     func push(_ changes: [Store.Change]) throws {
@@ -53,15 +94,15 @@ final class SharedSync: Sendable {
     }
 
     /// The database's row of `change`.
-    private func row(for change: Store.Change) throws(PasteboardError) -> SharedStore.Row {
+    private func row(for change: Store.Change) throws -> SharedStore.Row {
         let entry = change.entry
         let staysHome = entry.isVolatile || entry.hasOwnerOnlyItems
         var items: [[SharedStore.Row.Representation]] = []
         if !staysHome {
-            for (index, item) in entry.items.enumerated() {
+            for item in entry.items {
                 var representations: [SharedStore.Row.Representation] = []
                 for representation in item.representations {
-                    representations.append(try Self.representation(representation, item: index, limit: maxBytesPerType, name: change.name))
+                    representations.append(try self.representation(representation))
                 }
                 items.append(representations)
             }
@@ -71,7 +112,9 @@ final class SharedSync: Sendable {
             expiresAt: entry.expiresAt, privateTo: staysHome ? store.origin : nil, items: items)
     }
 
-    private static func representation(_ representation: Representation, item: Int, limit: UInt64, name: PasteboardName) throws(PasteboardError) -> SharedStore.Row.Representation {
+    /// A representation as the database keeps it: small data in the row, larger data in chunks,
+    /// an unresolved promise as its writer.
+    private func representation(_ representation: Representation) throws -> SharedStore.Row.Representation {
         var payload = representation.payload
         if case .promised(let promise) = payload {
             guard let resolved = promise.resolved else {
@@ -79,8 +122,8 @@ final class SharedSync: Sendable {
             }
             payload = resolved
         }
-        guard payload.size <= limit else {
-            throw .tooLarge("item \(item) has \(payload.size) bytes of \(representation.type); a pasteboard shared through PostgreSQL takes at most \(limit) bytes per type (max-inline-bytes)")
+        if case .file(let blob) = payload {
+            return .init(type: representation.type.rawValue, data: nil, promiseProvider: nil, promiseBus: nil, blob: try chunks(of: blob), size: blob.size)
         }
         return .init(type: representation.type.rawValue, data: try DescriptorSource.bytes(of: payload), promiseProvider: nil, promiseBus: nil)
     }
@@ -102,6 +145,9 @@ final class SharedSync: Sendable {
                 let payload: Payload
                 if let data = representation.data {
                     payload = try payloads.payload(for: data)
+                } else if let chunks = representation.blob {
+                    payload = .promised(Promise(
+                        provider: "postgresql", bus: Self.chunksBusPrefix + chunks, name: name, count: row.count, item: UInt32(index), type: type))
                 } else {
                     payload = .promised(Promise(
                         provider: representation.promiseProvider ?? "", bus: Self.remoteBusPrefix + (representation.promiseBus ?? ""),
