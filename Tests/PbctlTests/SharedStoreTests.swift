@@ -182,6 +182,26 @@ struct SharedStoreTests {
         }
     }
 
+    @Test("kill -9 of a server loses no acknowledged write; restarted, it catches up with what the other wrote meanwhile")
+    func killNine() async throws {
+        let hosts = try await TwoHosts()
+        var last = ""
+        for index in 0..<20 {
+            last = "write \(index)"
+            expectSuccess(try await hosts.a.pbctl("copy", input: last))
+        }
+        let acknowledged = try await hosts.a.changeCount()
+        hosts.a.server?.kill9()
+        expectSuccess(try await hosts.b.pbctl("copy", input: "while A was down"))
+        let count = try await hosts.b.changeCount()
+        #expect(count == acknowledged + 1)
+        try await hosts.a.server?.restart()
+        _ = try await hosts.a.waitForCount(above: count - 1)
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "while A was down")
+        let history = try await hosts.a.pbctl("history").out
+        #expect(history.contains("\(acknowledged)\t"), "\(history)")
+    }
+
     @Test("A wrong password or URL at start exits non-zero saying what to fix, and never shows the password")
     func wrongCredentials() async throws {
         let database = try await TestPostgres()
