@@ -1,0 +1,125 @@
+import Foundation
+
+/// A private PostgreSQL server in a folder of its own, for the tests and the benchmark: made
+/// with `initdb`, run on a loopback port with a user `pb` (password `pw`) and a database
+/// `pasteboards`, stopped by ``stop()`` or when released.
+///
+/// PostgreSQL refuses to run as root: as root it runs as the `postgres` user of Debian's
+/// package, through `setpriv`.
+public final class PostgresCluster: @unchecked Sendable {
+    public static let user = "pb"
+    public static let password = "pw"
+    public static let database = "pasteboards"
+
+    public let port: Int
+    public let directory: String
+    private let binaries: String
+    /// Whether the server runs; only touched by the owner's calls (one at a time).
+    private var running = false
+
+    /// The store URL servers are given: `postgresql://pb:pw@127.0.0.1:PORT/pasteboards`.
+    public var url: String { "postgresql://\(Self.user):\(Self.password)@127.0.0.1:\(port)/\(Self.database)" }
+
+    /// Makes and starts the server, and creates the database.
+    ///
+    /// - Throws: when PostgreSQL is not installed (Debian's `postgresql` package), or does not
+    ///   start; the message says which.
+    public init() throws {
+        guard let binaries = Self.findBinaries() else {
+            throw SpawnError(description: "PostgreSQL is not installed: install the postgresql package (scripts/install-deps does)")
+        }
+        self.binaries = binaries
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboardd-postgres-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        let passwordFile = directory + "/password"
+        try Self.password.write(toFile: passwordFile, atomically: false, encoding: .utf8)
+        if getuid() == 0 {
+            chown(directory, Self.postgresUID, Self.postgresGID)
+            chown(passwordFile, Self.postgresUID, Self.postgresGID)
+        }
+        try run("initdb", [
+            "-D", directory + "/data", "-U", Self.user, "--pwfile", passwordFile, "--auth-local=trust",
+            "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C",
+        ])
+        try start()
+        try run("createdb", ["-h", directory, "-p", String(port), "-U", Self.user, Self.database], asPostgres: false)
+    }
+
+    deinit {
+        try? stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Starts the server (again), and waits until it accepts connections.
+    public func start() throws {
+        try run("pg_ctl", [
+            "-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "30",
+            "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off", "start",
+        ])
+        running = true
+    }
+
+    /// Stops the server at once (`immediate`: its clients lose their connections).
+    public func stop() throws {
+        guard running else { return }
+        running = false
+        try run("pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
+    }
+
+    /// The path of a PostgreSQL program (`psql`, …).
+    public func program(_ name: String) -> String {
+        binaries + "/" + name
+    }
+
+    /// Runs a PostgreSQL program to its end (as `postgres` when root, for the server's own
+    /// programs); its output goes to the folder's `tools.log`.
+    private func run(_ name: String, _ arguments: [String], asPostgres: Bool = true) throws {
+        let log = directory + "/tools.log"
+        let executable = binaries + "/" + name
+        let root = getuid() == 0 && asPostgres
+        let pid = try spawn(
+            root ? "/usr/bin/setpriv" : executable,
+            root ? ["--reuid=\(Self.postgresUID)", "--regid=\(Self.postgresGID)", "--clear-groups", executable] + arguments : arguments,
+            standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+            standardOutput: .open(log, flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o666),
+            standardError: .open(log, flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o666))
+        let status = reap(pid) ?? -1
+        guard status == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let serverLog = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+            throw SpawnError(description: "\(name) exited with status \(status):\n\(output.suffix(1500))\(serverLog.suffix(1500))")
+        }
+    }
+
+    private static let postgresUID: uid_t = getpwnam("postgres").map { $0.pointee.pw_uid } ?? 65534
+    private static let postgresGID: gid_t = getpwnam("postgres").map { $0.pointee.pw_gid } ?? 65534
+
+    /// The newest PostgreSQL's programs (Debian keeps them under /usr/lib/postgresql/VERSION/bin).
+    private static func findBinaries() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.compactMap({ Int($0) }).sorted(by: >) where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        for folder in ["/usr/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: folder + "/initdb") {
+            return folder
+        }
+        return nil
+    }
+
+    /// A loopback port nothing listens on now.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SpawnError(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0 else { throw SpawnError(description: "bind: \(String(cString: strerror(errno)))") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
