@@ -33,7 +33,7 @@ struct Bench: AsyncParsableCommand {
 
     /// The groups of figures, in the order they are measured.
     enum Figures: String, CaseIterable {
-        case roundTrip = "round-trip", signal, clients, transfer, pbctl, desktop, small, coldStart = "cold-start"
+        case roundTrip = "round-trip", signal, clients, transfer, pbctl, desktop, shared, small, coldStart = "cold-start"
     }
 
     @Option(help: .hidden)
@@ -81,6 +81,9 @@ struct Bench: AsyncParsableCommand {
                 let desktop = DesktopFigures(
                     products: fixture.products, directory: fixture.directory, busConfig: fixture.busConfig, repetitions: counts.processStarts)
                 figures += try await desktop.measure()
+            }
+            if wanted.contains(.shared) {
+                figures += try await SharedFigures(fixture: fixture, repetitions: counts.signals).measure()
             }
             // The cold start restarts the server on the pasteboards written for the memory figure.
             if wanted.contains(.small) || wanted.contains(.coldStart) { figures.append(try await measure.smallPasteboards()) }
