@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -134,6 +135,41 @@ struct SharedStoreTests {
         }
     }
 
+    @Test("A promise written on one host is read on the other: its server asks the writer and hands the data over; a writer gone gives ProviderFailed")
+    func promiseAcrossHosts() async throws {
+        let hosts = try await TwoHosts()
+        let writer = try Connection.connect(address: hosts.a.bus.address)
+        defer { writer.close() }
+        let provider = AnsweringProvider(["text/plain;charset=utf-8": Array("provided on A".utf8), "image/png": Array(randomBytes(300_000))])
+        try writer.export(provider, at: "/org/pasteboardd/Provider1")
+        let reply = try await writer.call(
+            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+            method: "WritePromised", arguments: [
+                .string("general"), .array(element: "as", [.strings(["text/plain;charset=utf-8", "image/png"])]), .dictionary(key: "s", value: "v", []),
+            ])
+        let count = try #require(reply.first?.uint64Value)
+        _ = try await hosts.b.waitForCount(above: count - 1)
+        expectSuccess(try await hosts.b.pbctl("paste"), stdout: "provided on A")
+        let image = try await hosts.b.pbctl("paste", "-t", "image/png")
+        #expect(image.status == 0 && Array(image.stdout) == provider.data["image/png"], "\(image.err)")
+        // Asked once per type, and kept on A.
+        #expect(provider.asked.withLock { $0 } == ["text/plain;charset=utf-8", "image/png"])
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "provided on A")
+        #expect(provider.asked.withLock { $0.count } == 2)
+
+        // A writer that has left: the other host's read fails as a read on its own host would.
+        let gone = try Connection.connect(address: hosts.a.bus.address)
+        let second = try await gone.call(
+            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+            method: "WritePromised", arguments: [.string("general"), .array(element: "as", [.strings(["text/html"])]), .dictionary(key: "s", value: "v", [])])
+        gone.close()
+        let secondCount = try #require(second.first?.uint64Value)
+        _ = try await hosts.b.waitForCount(above: secondCount - 1)
+        let failed = try await hosts.b.pbctl("paste", "-t", "text/html")
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.err.contains("promised by a writer on another server"), "\(failed.err)")
+    }
+
     @Test("Concealed, transient and owner-only contents stay on their host: the other sees the count move and nothing to read")
     func whatStaysHome() async throws {
         let hosts = try await TwoHosts()
@@ -236,4 +272,27 @@ struct SharedStoreTests {
         try await world.server?.restart()
         expectSuccess(try await world.pbctl("paste"), stdout: "kept there")
     }
+}
+
+/// A writer's `org.pasteboardd.Provider1`: answers `Provide` from a table, recording each type
+/// asked for.
+final class AnsweringProvider: DBusObject {
+    let introspectionXML = "<node/>"
+    let data: [String: [UInt8]]
+    let asked = Mutex<[String]>([])
+
+    init(_ data: [String: [UInt8]]) {
+        self.data = data
+    }
+
+    func handle(_ call: MethodCall) {
+        guard call.member == "Provide", call.signature == "stus", let type = call.arguments[3].stringValue else {
+            return call.fail(.unknownMethod("no \(call.member)"))
+        }
+        asked.withLock { $0.append(type) }
+        guard let bytes = data[type] else { return call.fail(.failed("no such type")) }
+        call.reply([.bytes(bytes)])
+    }
+
+    func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] { [] }
 }

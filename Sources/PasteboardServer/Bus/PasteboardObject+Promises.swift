@@ -34,7 +34,11 @@ extension PasteboardObject {
             return try await shared.fetchChunks(of: promise, payloads: service.payloads.volatile(false))
         }
         if promise.bus.hasPrefix(SharedSync.remoteBusPrefix) {
-            throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was promised by a writer on another server sharing the store; read it there, or ask its writer to write the data")
+            guard let shared = service.shared else {
+                throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was promised by a writer on another server, which this one no longer shares a store with")
+            }
+            // Data a writer provides stays off the disk, here as on its own server.
+            return try await shared.ask(promise, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)), payloads: service.payloads.volatile(true))
         }
         // Written on an earlier bus: its unique name may be someone else's on this one.
         guard promise.bus == service.busID else {

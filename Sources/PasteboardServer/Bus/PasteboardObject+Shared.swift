@@ -53,17 +53,51 @@ extension PasteboardObject {
         return (try? Arguments.writeOptions(job.arguments[2]))?.ifChangeCount != nil
     }
 
-    /// Listens for the other servers' changes, each taken in and announced on this bus; what
-    /// changed while not listening (at start, after the database was away) is caught up with.
+    /// Listens for the other servers' messages: their changes, taken in and announced on this
+    /// bus; their questions about promises of this server's clients; the answers to this
+    /// server's. What changed while not listening (at start, after the database was away) is
+    /// caught up with.
     func listenToSharedStore() {
         guard let shared = service.shared else { return }
         let service = service
         let task = shared.store.listen(
-            changed: { notice in
-                guard let name = try? PasteboardName(validating: notice.name) else { return }
-                service.perform { service.sharedChanged(name, count: notice.count) }
+            heard: { [weak self] notice in
+                switch notice {
+                case .changed(let name, let count):
+                    guard let name = try? PasteboardName(validating: name) else { return }
+                    service.perform { service.sharedChanged(name, count: count) }
+                case .asked(let bus, let request, let name, let count, let item, let type):
+                    guard bus == service.busID, let self else { return }
+                    Task { await self.provideToOtherServer(request, name: name, count: count, item: item, type: type) }
+                case .answered(let request, let chunks):
+                    shared.answered(request, .chunks(chunks))
+                case .refused(let request, let reason):
+                    shared.answered(request, .failed(reason))
+                }
             },
             caughtUp: { service.perform { service.catchUpShared() } })
         sharedListener.withLock { $0 = task }
+    }
+
+    /// Another server asks for the data of a promise of this server's client: asked of the
+    /// writer as for a read here, and put in chunks for that server to read.
+    private func provideToOtherServer(_ request: String, name: String, count: UInt64, item: UInt32, type: String) async {
+        guard let shared = service.shared else { return }
+        do {
+            let representation = try service.read(
+                try PasteboardName(validating: name), item: item, type: try PasteboardType(validating: type), expect: count).representation
+            guard case .promised(let promise) = representation.payload, promise.bus == service.busID else {
+                throw PasteboardError.noSuchType("'\(name)' holds no promise of this server's clients for \(type) at change \(count)")
+            }
+            let payload = try await promise.resolve { [self] in try await provide(promise) }
+            let data = try DescriptorSource.descriptor(for: payload)
+            let chunks = shared.store.origin + "-provided-" + Store.randomID()
+            try await shared.store.upload(data.rawValue, as: chunks)
+            try await shared.store.send(.answered(request: request, chunks: chunks))
+        } catch let error as PasteboardError {
+            try? await shared.store.send(.refused(request: request, reason: error.message))
+        } catch {
+            try? await shared.store.send(.refused(request: request, reason: "\(error)"))
+        }
     }
 }

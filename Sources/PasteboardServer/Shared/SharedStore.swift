@@ -251,7 +251,7 @@ final class SharedStore: Sendable {
         for blob in replaced where !kept.contains(blob) {
             try await connection.query("DELETE FROM chunks WHERE blob = \(blob)", logger: logger)
         }
-        try await connection.query("SELECT pg_notify(\(Self.channel), \("\(origin) \(row.count) \(row.name)"))", logger: logger)
+        try await connection.query("SELECT pg_notify(\(Self.channel), \(Notice.changed(name: row.name, count: row.count).payload(from: origin)))", logger: logger)
     }
 
     // MARK: Large data
@@ -308,17 +308,87 @@ final class SharedStore: Sendable {
 
     // MARK: Listening
 
-    /// A change another server made: its pasteboard and count.
-    struct Notice: Sendable {
-        let name: String
-        let count: UInt64
+    /// What the servers tell each other through `NOTIFY`, each message from one `origin`.
+    enum Notice: Sendable, Equatable {
+        /// A change committed: its pasteboard and count.
+        case changed(name: String, count: UInt64)
+        /// The server on the bus `bus` is asked for the data of a promise of its own client
+        /// (`request` names the question, for the answer).
+        case asked(bus: String, request: String, name: String, count: UInt64, item: UInt32, type: String)
+        /// The data asked for with `request` is in the chunks named `chunks`.
+        case answered(request: String, chunks: String)
+        /// The data asked for with `request` could not be had, and why.
+        case refused(request: String, reason: String)
+
+        /// `c ORIGIN COUNT NAME`, `a ORIGIN BUS REQUEST COUNT ITEM TYPE\tNAME`, `r ORIGIN REQUEST
+        /// CHUNKS`, `f ORIGIN REQUEST\tREASON`: names and reasons last, as they may hold spaces.
+        func payload(from origin: String) -> String {
+            switch self {
+            case .changed(let name, let count): "c \(origin) \(count) \(name)"
+            case .asked(let bus, let request, let name, let count, let item, let type): "a \(origin) \(bus) \(request) \(count) \(item) \(type)\t\(name)"
+            case .answered(let request, let chunks): "r \(origin) \(request) \(chunks)"
+            case .refused(let request, let reason): "f \(origin) \(request)\t\(reason.prefix(1000))"
+            }
+        }
+
+        /// The message and its origin; nil for one that is not understood.
+        init?(payload: String, origin: inout String) {
+            let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3 else { return nil }
+            origin = String(fields[1])
+            let rest = String(fields[2])
+            switch fields[0] {
+            case "c":
+                let parts = rest.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2, let count = UInt64(parts[0]) else { return nil }
+                self = .changed(name: String(parts[1]), count: count)
+            case "a":
+                let (head, name) = Self.splitTab(rest)
+                let parts = head.split(separator: " ")
+                guard parts.count == 5, let name, let count = UInt64(parts[2]), let item = UInt32(parts[3]) else { return nil }
+                self = .asked(bus: String(parts[0]), request: String(parts[1]), name: name, count: count, item: item, type: String(parts[4]))
+            case "r":
+                let parts = rest.split(separator: " ")
+                guard parts.count == 2 else { return nil }
+                self = .answered(request: String(parts[0]), chunks: String(parts[1]))
+            case "f":
+                let (request, reason) = Self.splitTab(rest)
+                self = .refused(request: request, reason: reason ?? "")
+            default:
+                return nil
+            }
+        }
+
+        private static func splitTab(_ text: String) -> (String, String?) {
+            guard let tab = text.firstIndex(of: "\t") else { return (text, nil) }
+            return (String(text[..<tab]), String(text[text.index(after: tab)...]))
+        }
     }
 
-    /// Listens for the other servers' changes until cancelled: `changed` for each, in the
-    /// order they were committed; `caughtUp` each time listening (re)starts, after which
-    /// whatever changed while it was not listening must be read from the database. A lost
-    /// connection is opened again, every second until the database answers.
-    func listen(changed: @escaping @Sendable (Notice) -> Void, caughtUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+    /// Sends `notice` to the other servers, on a connection of its own (the service queue's may
+    /// be in a transaction).
+    func send(_ notice: Notice) async throws(SharedStoreError) {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+            defer { Task { try? await connection.close() } }
+            try await connection.query("SELECT pg_notify(\(Self.channel), \(notice.payload(from: origin)))", logger: logger)
+        } catch {
+            throw .unavailable("the PostgreSQL store \(location) \(Self.describe(error))")
+        }
+    }
+
+    /// Deletes the chunks named `chunks` (provided data, once read).
+    func deleteChunks(_ chunks: String) async {
+        _ = try? await withConnection { connection in
+            try await connection.query("DELETE FROM chunks WHERE blob = \(chunks)", logger: logger)
+        }
+    }
+
+    /// Listens for the other servers' messages until cancelled: `heard` for each, in the order
+    /// they were sent; `caughtUp` each time listening (re)starts, after which whatever changed
+    /// while it was not listening must be read from the database. A lost connection is opened
+    /// again, every second until the database answers.
+    func listen(heard: @escaping @Sendable (Notice) -> Void, caughtUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
         Task { [self] in
             var reported = false
             while !Task.isCancelled {
@@ -330,9 +400,9 @@ final class SharedStore: Sendable {
                         reported = false
                         caughtUp()
                         for try await notification in notifications {
-                            let parts = notification.payload.split(separator: " ", maxSplits: 2)
-                            guard parts.count == 3, parts[0] != origin, let count = UInt64(parts[1]) else { continue }
-                            changed(Notice(name: String(parts[2]), count: count))
+                            var from = ""
+                            guard let notice = Notice(payload: notification.payload, origin: &from), from != origin else { continue }
+                            heard(notice)
                         }
                     }
                 } catch {

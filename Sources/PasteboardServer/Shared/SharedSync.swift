@@ -29,6 +29,14 @@ final class SharedSync: Sendable {
     static let chunksBusPrefix = "postgresql-chunks:"
     /// The chunks each local blob file was copied into, by the file's id.
     private let uploaded = Mutex<[String: String]>([:])
+    /// The questions asked of other servers (promises of their clients), by request.
+    private let asked = Mutex<[String: CheckedContinuation<Answer, Never>]>([:])
+
+    /// What another server answered about a promise of its client.
+    enum Answer: Sendable {
+        case chunks(String)
+        case failed(String)
+    }
 
     /// Runs `operation` to its end, the calling thread (the service queue) waiting.
     static func wait<Value: Sendable>(_ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
@@ -73,15 +81,53 @@ final class SharedSync: Sendable {
 
     /// Reads the chunks `promise` names into a blob file of this server's.
     func fetchChunks(of promise: Promise, payloads: PayloadWriter) async throws -> Payload {
-        let name = String(promise.bus.dropFirst(Self.chunksBusPrefix.count))
+        try await read(String(promise.bus.dropFirst(Self.chunksBusPrefix.count)), for: promise, payloads: payloads)
+    }
+
+    /// Reads the chunks named `chunks` into a file of `payloads`.
+    private func read(_ chunks: String, for promise: Promise, payloads: PayloadWriter) async throws -> Payload {
         let file = try payloads.createFile(sizeHint: nil)
         do {
-            let size = try await store.download(name, to: file.fd)
+            let size = try await store.download(chunks, to: file.fd)
             return .file(try file.finish(size: size))
         } catch {
             file.discard()
             throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' could not be read from the shared store: \(error)")
         }
+    }
+
+    /// Asks the server whose client promised `promise` (another server on the store) for its
+    /// data: that server asks its writer and puts the data in chunks, which are read here.
+    func ask(_ promise: Promise, timeout: Duration, payloads: PayloadWriter) async throws -> Payload {
+        let request = Store.randomID()
+        let bus = String(promise.bus.dropFirst(Self.remoteBusPrefix.count))
+        let store = store
+        let answer = await withCheckedContinuation { (done: CheckedContinuation<Answer, Never>) in
+            asked.withLock { $0[request] = done }
+            Task { [self] in
+                do throws(SharedStoreError) {
+                    try await store.send(.asked(bus: bus, request: request, name: promise.name.rawValue, count: promise.count, item: promise.item, type: promise.type.rawValue))
+                } catch {
+                    answered(request, .failed("\(error)"))
+                }
+            }
+            Task { [self] in
+                try? await Task.sleep(for: timeout)
+                answered(request, .failed("the server of its writer did not answer within \(timeout) (provider-timeout-ms)"))
+            }
+        }
+        switch answer {
+        case .failed(let reason):
+            throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was promised by a writer on another server, which did not provide it: \(reason)")
+        case .chunks(let chunks):
+            defer { Task { await store.deleteChunks(chunks) } }
+            return try await read(chunks, for: promise, payloads: payloads)
+        }
+    }
+
+    /// The answer to a question this server asked (the first one counts).
+    func answered(_ request: String, _ answer: Answer) {
+        asked.withLock { $0.removeValue(forKey: request) }?.resume(returning: answer)
     }
 
     /// Commits `changes` to the database, each only if no other server changed its pasteboard
