@@ -59,6 +59,35 @@ struct SharedStoreTests {
         ])
     }
 
+    @Test("Each change of a run that a host hears of at once is announced there once, in count order, with its types")
+    func everyChangeAnnounced() async throws {
+        let hosts = try await TwoHosts()
+        let watcher = try hosts.b.watch("watch", "--json", "-p", "burst")
+        defer { watcher.stop() }
+        let primed = try await watcher.prime(hosts.b, name: "burst") { "{\"name\":\"burst\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
+        let start = try await hosts.b.changeCount("burst")
+        let writer = try Connection.connect(address: hosts.a.bus.address)
+        defer { writer.close() }
+        // B is held still while A makes the changes: it then hears of all of them at once.
+        let b = try #require(hosts.b.server?.processIdentifier)
+        kill(b, SIGSTOP)
+        defer { kill(b, SIGCONT) }
+        for index in 1...30 {
+            let type = index % 2 == 0 ? "text/html" : "text/plain"
+            _ = try await writer.call(
+                destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+                method: "WriteItems", arguments: [
+                    .string("burst"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string(type), .bytes(Array("\(index)".utf8)))])]),
+                    .dictionary(key: "s", value: "v", []),
+                ])
+        }
+        kill(b, SIGCONT)
+        let lines = try await watcher.waitForLines(primed + 30)
+        #expect(Array(lines.dropFirst(primed)) == (1...30).map { index in
+            "{\"name\":\"burst\",\"count\":\(start + UInt64(index)),\"types\":[\"\(index % 2 == 0 ? "text/html" : "text/plain")\"]}"
+        })
+    }
+
     @Test("Writers racing from both hosts get distinct counts in order; of those expecting one count, exactly one wins")
     func racesAcrossHosts() async throws {
         let hosts = try await TwoHosts()

@@ -12,8 +12,13 @@ extension PasteboardService {
         let store = shared.store
         do {
             let count = try SharedSync.wait { () throws(SharedStoreError) in try await store.lock(name.rawValue) }
-            guard let count, count > entry(name).count else { return }
-            takeIn(name)
+            guard let count else { return }
+            // Each change not heard of yet, in order (the database keeps the recent ones).
+            let local = entry(name).count
+            guard count > local else { return }
+            for missed in max(local + 1, count > UInt64(SharedStore.keptChanges) ? count - UInt64(SharedStore.keptChanges) + 1 : 1)...count where missed > entry(name).count {
+                takeIn(name, count: missed)
+            }
         } catch {
             // The change then fails to save, saying why.
         }
@@ -42,18 +47,21 @@ extension PasteboardService {
         }
     }
 
-    /// Another server changed `name` to `count`: taken in unless this server has it already.
+    /// Another server changed `name` to `count`: that change is taken in (announced with its
+    /// own count and types, so that watchers here see each change), unless this server has it
+    /// already.
     func sharedChanged(_ name: PasteboardName, count: UInt64) {
         guard count > entry(name).count else { return }
-        takeIn(name)
+        takeIn(name, count: count)
     }
 
-    /// Loads `name` from the shared store and makes it the contents here.
-    private func takeIn(_ name: PasteboardName) {
+    /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it
+    /// the contents here.
+    private func takeIn(_ name: PasteboardName, count: UInt64? = nil) {
         guard let shared else { return }
         let store = shared.store
         do {
-            guard let row = try SharedSync.wait({ () throws(SharedStoreError) in try await store.load(name.rawValue) }) else { return }
+            guard let row = try SharedSync.wait({ () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
             let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
             if let change = try adopt(name, remote) { onChange?(change) }
         } catch {

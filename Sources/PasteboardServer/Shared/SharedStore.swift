@@ -15,7 +15,10 @@ import Glibc
 /// that only listens; either is opened again after a failure.
 final class SharedStore: Sendable {
     static let channel = "pasteboardd"
-    static let schemaVersion = 2
+    static let schemaVersion = 3
+    /// How many recent changes of each pasteboard the database keeps, so that a server that
+    /// hears of several at once takes each in, in order.
+    static let keptChanges: Int64 = 64
     /// Large data travels in rows of this many bytes.
     static let chunkSize = 1 << 20
 
@@ -74,6 +77,20 @@ final class SharedStore: Sendable {
             try await connection.query("ALTER TABLE representations ADD COLUMN IF NOT EXISTS blob text, ADD COLUMN IF NOT EXISTS size bigint", logger: logger)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS chunks (blob text NOT NULL, seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (blob, seq))
+                """, logger: logger)
+        }
+        if version < 3 {
+            // 3: each recent change kept, not only the current one.
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS generations (
+                    name text NOT NULL, count bigint NOT NULL, listed boolean NOT NULL, changed_at bigint NOT NULL,
+                    expires_at bigint, private_to text, PRIMARY KEY (name, count))
+                """, logger: logger)
+            try await connection.query("ALTER TABLE representations DROP CONSTRAINT IF EXISTS representations_pkey", logger: logger)
+            try await connection.query("ALTER TABLE representations ADD PRIMARY KEY (name, count, item, position)", logger: logger)
+            try await connection.query("""
+                INSERT INTO generations (name, count, listed, changed_at, expires_at, private_to)
+                SELECT name, count, listed, changed_at, expires_at, private_to FROM pasteboards ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
         if versions.isEmpty {
@@ -136,11 +153,20 @@ final class SharedStore: Sendable {
         }
     }
 
-    /// One pasteboard and its current items.
-    func load(_ name: String) async throws(SharedStoreError) -> Row? {
+    /// One pasteboard as of change `count` (while the database keeps it; nil: its current
+    /// contents), and its items.
+    func load(_ name: String, count wanted: UInt64? = nil) async throws(SharedStoreError) -> Row? {
         try await withConnection { connection in
-            let rows = try await connection.query(
-                "SELECT count, listed, changed_at, expires_at, private_to FROM pasteboards WHERE name = \(name)", logger: logger)
+            let rows = if let wanted {
+                try await connection.query("""
+                    SELECT count, listed, changed_at, expires_at, private_to FROM generations WHERE name = \(name) AND count = \(Int64(wanted))
+                    UNION ALL SELECT count, listed, changed_at, expires_at, private_to FROM pasteboards
+                    WHERE name = \(name) AND NOT EXISTS (SELECT 1 FROM generations WHERE name = \(name) AND count = \(Int64(wanted)))
+                    """, logger: logger)
+            } else {
+                try await connection.query(
+                    "SELECT count, listed, changed_at, expires_at, private_to FROM pasteboards WHERE name = \(name)", logger: logger)
+            }
             var found: Row?
             for try await (count, listed, changedAt, expiresAt, privateTo) in rows.decode((Int64, Bool, Int64, Int64?, String?).self) {
                 found = Row(name: name, count: UInt64(count), listed: listed, changedAt: UInt64(changedAt), expiresAt: expiresAt.map(UInt64.init), privateTo: privateTo, items: [])
@@ -230,11 +256,11 @@ final class SharedStore: Sendable {
                 """, logger: logger).collect()
             guard !inserted.isEmpty else { throw SharedStoreError.raced(row.name) }
         }
-        var replaced: [String] = []
-        for try await blob in try await connection.query("SELECT blob FROM representations WHERE name = \(row.name) AND blob IS NOT NULL", logger: logger).decode(String.self) {
-            replaced.append(blob)
-        }
-        try await connection.query("DELETE FROM representations WHERE name = \(row.name)", logger: logger)
+        try await connection.query("""
+            INSERT INTO generations (name, count, listed, changed_at, expires_at, private_to)
+            VALUES (\(row.name), \(count), \(row.listed), \(Int64(clamping: row.changedAt)), \(expires), \(row.privateTo))
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
         for (item, representations) in row.items.enumerated() {
             for (position, representation) in representations.enumerated() {
                 let data = representation.data.map { ByteBuffer(bytes: $0) }
@@ -243,13 +269,22 @@ final class SharedStore: Sendable {
                     INSERT INTO representations (name, count, item, position, type, data, promise_provider, promise_bus, blob, size)
                     VALUES (\(row.name), \(count), \(item), \(position), \(representation.type), \(data),
                         \(representation.promiseProvider), \(representation.promiseBus), \(representation.blob), \(size))
+                    ON CONFLICT DO NOTHING
                     """, logger: logger)
             }
         }
-        // The chunks of the data replaced go, unless the new contents still use them.
-        let kept = Set(row.items.joined().compactMap(\.blob))
-        for blob in replaced where !kept.contains(blob) {
-            try await connection.query("DELETE FROM chunks WHERE blob = \(blob)", logger: logger)
+        // Changes older than the kept ones go, and the chunks only they used.
+        let oldest = count - Self.keptChanges
+        try await connection.query("DELETE FROM generations WHERE name = \(row.name) AND count <= \(oldest)", logger: logger)
+        var dropped: [String] = []
+        let gone = try await connection.query("DELETE FROM representations WHERE name = \(row.name) AND count <= \(oldest) RETURNING blob", logger: logger)
+        for try await blob in gone.decode(String?.self) {
+            if let blob { dropped.append(blob) }
+        }
+        for blob in Set(dropped) {
+            try await connection.query("""
+                DELETE FROM chunks WHERE blob = \(blob) AND NOT EXISTS (SELECT 1 FROM representations WHERE blob = \(blob))
+                """, logger: logger)
         }
         try await connection.query("SELECT pg_notify(\(Self.channel), \(Notice.changed(name: row.name, count: row.count).payload(from: origin)))", logger: logger)
     }
