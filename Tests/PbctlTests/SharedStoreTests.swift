@@ -247,6 +247,21 @@ struct SharedStoreTests {
         }
     }
 
+    @Test("Contents written to expire are cleared once, by whichever server is first")
+    func expiresOnce() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("copy", "--expires", "1", input: "soon gone"))
+        let written = try await hosts.a.changeCount()
+        _ = try await hosts.b.waitForCount(above: written - 1)
+        _ = try await hosts.a.waitForCount(above: written)
+        _ = try await hosts.b.waitForCount(above: written)
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await hosts.a.changeCount() == written + 1)
+        #expect(try await hosts.b.changeCount() == written + 1)
+        #expect(try await hosts.b.pbctl("paste").status == 1)
+        #expect(try await hosts.database.query("SELECT count FROM pasteboards WHERE name = 'general'") == "\(written + 1)\n")
+    }
+
     @Test("kill -9 of a server loses no acknowledged write; restarted, it catches up with what the other wrote meanwhile")
     func killNine() async throws {
         let hosts = try await TwoHosts()

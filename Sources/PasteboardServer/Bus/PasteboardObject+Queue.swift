@@ -37,7 +37,7 @@ extension PasteboardObject {
     ///
     /// One batch per turn on the queue: calls that arrived meanwhile are drained in a turn of
     /// their own, queued behind whatever else waits there (an expiry, a finished transfer).
-    private func drain() {
+    func drain() {
         let jobs = intake.withLock { intake in
             defer { intake.jobs = [] }
             if intake.jobs.isEmpty { intake.draining = false }

@@ -18,7 +18,7 @@ extension PasteboardObject {
                 if intake.jobs.isEmpty { intake.draining = false }
                 return !intake.jobs.isEmpty
             }
-            if more { service.perform { [self] in drainShared(intake.withLock { intake in defer { intake.jobs = [] }; return intake.jobs }) } }
+            if more { service.perform { [self] in drain() } }
         }
         for job in jobs {
             let callerPID = needsCallerPID(job.method, job.arguments) ? (processIDs.remembered(job.call.sender) ?? lookUpProcess(of: job.call.sender)) : nil
