@@ -295,7 +295,7 @@ final class SharedStore: Sendable {
     /// own (the service queue's may be in a transaction): 1 MiB at a time, never held whole.
     func upload(_ fd: Int32, as blob: String) async throws(SharedStoreError) {
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+            let connection = try await openConnection()
             defer { Task { try? await connection.close() } }
             try await connection.query("DELETE FROM chunks WHERE blob = \(blob)", logger: logger)
             var buffer = ByteBufferAllocator().buffer(capacity: Self.chunkSize)
@@ -318,7 +318,7 @@ final class SharedStore: Sendable {
     /// Writes the chunks of `blob` to `fd`, in order, as they arrive.
     func download(_ blob: String, to fd: Int32) async throws(SharedStoreError) -> UInt64 {
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+            let connection = try await openConnection()
             defer { Task { try? await connection.close() } }
             var total: UInt64 = 0
             for try await chunk in try await connection.query("SELECT data FROM chunks WHERE blob = \(blob) ORDER BY seq", logger: logger).decode(ByteBuffer.self) {
@@ -404,7 +404,7 @@ final class SharedStore: Sendable {
     /// be in a transaction).
     func send(_ notice: Notice) async throws(SharedStoreError) {
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+            let connection = try await openConnection()
             defer { Task { try? await connection.close() } }
             try await connection.query("SELECT pg_notify(\(Self.channel), \(notice.payload(from: origin)))", logger: logger)
         } catch {
@@ -412,11 +412,12 @@ final class SharedStore: Sendable {
         }
     }
 
-    /// Deletes the chunks named `chunks` (provided data, once read).
+    /// Deletes the chunks named `chunks` (provided data, once read), on a connection of its own
+    /// (the service queue's may be in a transaction).
     func deleteChunks(_ chunks: String) async {
-        _ = try? await withConnection { connection in
-            try await connection.query("DELETE FROM chunks WHERE blob = \(chunks)", logger: logger)
-        }
+        guard let connection = try? await openConnection() else { return }
+        _ = try? await connection.query("DELETE FROM chunks WHERE blob = \(chunks)", logger: logger)
+        try? await connection.close()
     }
 
     /// Listens for the other servers' messages until cancelled: `heard` for each, in the order
@@ -428,7 +429,7 @@ final class SharedStore: Sendable {
             var reported = false
             while !Task.isCancelled {
                 do {
-                    let listener = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+                    let listener = try await openConnection()
                     defer { Task { try? await listener.close() } }
                     try await listener.listen(on: Self.channel) { notifications in
                         if reported { logger.notice("store: listening to \(location) again") }
@@ -461,6 +462,12 @@ final class SharedStore: Sendable {
         return configuration
     }
 
+    /// A new connection: for work that must not join the service queue's transaction (large
+    /// data, messages), and for listening.
+    private func openConnection() async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+    }
+
     /// Runs `body` on the connection, opening it first if need be; a failure of the connection
     /// itself closes it, so the next call opens a new one.
     private func withConnection<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws(SharedStoreError) -> Result {
@@ -469,7 +476,7 @@ final class SharedStore: Sendable {
             if let existing = connection.withLock({ $0 }), !existing.isClosed {
                 open = existing
             } else {
-                open = try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+                open = try await openConnection()
                 connection.withLock { $0 = open }
             }
             return try await body(open)
