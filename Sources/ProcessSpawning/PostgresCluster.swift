@@ -55,7 +55,7 @@ public final class PostgresCluster: @unchecked Sendable {
     public func start() throws {
         try run("pg_ctl", [
             "-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "30",
-            "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off", "start",
+            "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=400", "start",
         ])
         running = true
     }
@@ -65,6 +65,11 @@ public final class PostgresCluster: @unchecked Sendable {
         guard running else { return }
         running = false
         try run("pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
+    }
+
+    /// Creates another database, owned by the same user.
+    public func createDatabase(_ name: String) throws {
+        try run("createdb", ["-h", directory, "-p", String(port), "-U", Self.user, name], asPostgres: false)
     }
 
     /// The path of a PostgreSQL program (`psql`, …).

@@ -54,7 +54,9 @@ public final class TestServer: Sendable {
         self.bus = bus
         self.limits = limits
         self.desktop = desktop
-        self.store = store
+        // PASTEBOARDD_TEST_STORE=postgresql runs the servers of the behavioural tests on a
+        // PostgreSQL store (a database of their own in one server for the test run).
+        self.store = try store ?? SharedTestDatabases.storeForTests()
         if let stateDirectory {
             self.stateDirectory = stateDirectory
             ownsStateDirectory = false
