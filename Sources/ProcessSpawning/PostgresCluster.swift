@@ -67,6 +67,26 @@ public final class PostgresCluster: @unchecked Sendable {
         try run("pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
     }
 
+    /// Freezes the server and every process of it (SIGSTOP), as a machine gone from the network
+    /// looks to its clients: connections stay open, nothing answers. ``resume()`` undoes it.
+    public func pause() throws {
+        try signalAll(SIGSTOP)
+    }
+
+    public func resume() throws {
+        try signalAll(SIGCONT)
+    }
+
+    private func signalAll(_ signal: Int32) throws {
+        let pidFile = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+        guard let first = pidFile.split(separator: "\n").first, let postmaster = pid_t(first) else {
+            throw SpawnError(description: "PostgreSQL is not running (no postmaster.pid)")
+        }
+        let children = (try? String(contentsOfFile: "/proc/\(postmaster)/task/\(postmaster)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, signal) }
+        kill(postmaster, signal)
+    }
+
     /// Creates another database, owned by the same user.
     public func createDatabase(_ name: String) throws {
         try run("createdb", ["-h", directory, "-p", String(port), "-U", Self.user, name], asPostgres: false)

@@ -282,6 +282,26 @@ struct SharedStoreTests {
         #expect(history.contains("\(acknowledged)\t"), "\(history)")
     }
 
+    @Test("A database that stops answering fails changes within seconds, not never; reads go on; it heals when it answers again")
+    func databaseStopsAnswering() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("copy", input: "before"))
+        try hosts.database.pause()
+        let started = ContinuousClock.now
+        let failed = try await hosts.a.pbctl("copy", input: "while frozen")
+        try hosts.database.resume()
+        #expect(failed.status != 0, "\(failed)")
+        #expect(failed.err.contains("PostgreSQL store postgresql://pb@127.0.0.1"), "\(failed.err)")
+        #expect(ContinuousClock.now - started < .seconds(25))
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "before")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await hosts.a.pbctl("copy", input: "after").status != 0 {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("A did not write again after the database answered again") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "after")
+    }
+
     @Test("A wrong password or URL at start exits non-zero saying what to fix, and never shows the password")
     func wrongCredentials() async throws {
         let database = try await TestPostgres()

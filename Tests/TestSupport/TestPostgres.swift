@@ -35,6 +35,15 @@ public final class TestPostgres: Sendable {
         try cluster.stop()
     }
 
+    /// Freezes the server (connections stay open, nothing answers), until ``resume()``.
+    public func pause() throws {
+        try cluster.pause()
+    }
+
+    public func resume() throws {
+        try cluster.resume()
+    }
+
     /// Runs `psql` on the test database; returns its output (unaligned, tuples only).
     public func query(_ sql: String) async throws -> String {
         let result = try await runProgram(

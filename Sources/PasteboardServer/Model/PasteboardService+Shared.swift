@@ -11,7 +11,7 @@ extension PasteboardService {
         guard let shared else { return }
         let store = shared.store
         do {
-            let count = try SharedSync.wait { () throws(SharedStoreError) in try await store.lock(name.rawValue) }
+            let count = try shared.run { () throws(SharedStoreError) in try await store.lock(name.rawValue) }
             guard let count else { return }
             // Each change not heard of yet, in order (the database keeps the recent ones).
             let local = entry(name).count
@@ -28,7 +28,7 @@ extension PasteboardService {
     func releaseShared() {
         guard let shared else { return }
         let store = shared.store
-        _ = try? SharedSync.wait { () throws(SharedStoreError) in await store.release() }
+        _ = try? shared.run { () throws(SharedStoreError) in await store.release() }
     }
 
     /// Takes in every pasteboard whose count moved in the shared store: at start, and after
@@ -37,7 +37,7 @@ extension PasteboardService {
         guard let shared else { return }
         let store = shared.store
         do {
-            let counts = try SharedSync.wait { () throws(SharedStoreError) in try await store.counts() }
+            let counts = try shared.run { () throws(SharedStoreError) in try await store.counts() }
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
                 guard let name = try? PasteboardName(validating: raw), count > entry(name).count else { continue }
                 takeIn(name)
@@ -61,7 +61,7 @@ extension PasteboardService {
         guard let shared else { return }
         let store = shared.store
         do {
-            guard let row = try SharedSync.wait({ () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
+            guard let row = try shared.run({ () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
             let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
             if let change = try adopt(name, remote) { onChange?(change) }
         } catch {

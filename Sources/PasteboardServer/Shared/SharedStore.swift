@@ -462,6 +462,13 @@ final class SharedStore: Sendable {
         return configuration
     }
 
+    /// Gives up the service queue's connection (it stopped answering): the next call opens
+    /// a new one, and the transaction it had open ends with it.
+    func abandonConnection() {
+        inTransaction.store(false, ordering: .relaxed)
+        if let existing = connection.withLock({ $0.take() }) { Task { try? await existing.close() } }
+    }
+
     /// A new connection: for work that must not join the service queue's transaction (large
     /// data, messages), and for listening.
     private func openConnection() async throws -> PostgresConnection {

@@ -39,7 +39,9 @@ final class SharedSync: Sendable {
     }
 
     /// Runs `operation` to its end, the calling thread (the service queue) waiting.
-    static func wait<Value: Sendable>(_ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
+    static func wait<Value: Sendable>(
+        within deadline: DispatchTimeInterval? = nil, _ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value
+    ) throws(SharedStoreError) -> Value? {
         let outcome = Mutex<Result<Value, SharedStoreError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -51,8 +53,26 @@ final class SharedSync: Sendable {
             }
             done.signal()
         }
-        done.wait()
+        if let deadline {
+            guard done.wait(timeout: .now() + deadline) == .success else { return nil }
+        } else {
+            done.wait()
+        }
         return try outcome.withLock { $0! }.get()
+    }
+
+    /// How long the service queue waits for the database before the change fails: a database
+    /// that stops answering (a network gone, not a refusal) must not hold every client.
+    static let patience: DispatchTimeInterval = .seconds(10)
+
+    /// Runs `operation` on the database for the service queue, which waits at most
+    /// ``patience``; after that the connection is given up (and its transaction with it).
+    func run<Value: Sendable>(_ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
+        guard let value = try Self.wait(within: Self.patience, operation) else {
+            store.abandonConnection()
+            throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s")
+        }
+        return value
     }
 
     /// Copies the large data of `items` into the database ahead of their commit, on the
@@ -74,7 +94,7 @@ final class SharedSync: Sendable {
         guard fd >= 0 else { throw .unavailable("cannot read the data to share: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let store = store
-        try Self.wait { () throws(SharedStoreError) in try await store.upload(fd, as: name) }
+        _ = try Self.wait { () throws(SharedStoreError) in try await store.upload(fd, as: name) }
         if blob.isOnDisk { uploaded.withLock { $0[blob.id] = name } }
         return name
     }
@@ -136,7 +156,7 @@ final class SharedSync: Sendable {
         var made: [SharedStore.Row] = []
         for change in changes { made.append(try row(for: change)) }
         let (store, rows) = (store, made)
-        try Self.wait { () throws(SharedStoreError) in try await store.commit(rows) }
+        try run { () throws(SharedStoreError) in try await store.commit(rows) }
     }
 
     /// The database's row of `change`.
