@@ -188,7 +188,14 @@ struct LargeTransferTests {
         let before = temporaryEntries(prefix: "pasteboard-")
         let progressed = Flag()
         let task = Task {
-            try await world.pasteboard().loadTransferable(type: Clip.self) { _ in progressed.set() }
+            try await world.pasteboard().loadTransferable(type: Clip.self) { _ in
+                // The first report holds the transfer up a moment, so that the cancel below
+                // comes while data is still to come (a fast machine could read it all first).
+                if !progressed.isSet {
+                    progressed.set()
+                    usleep(300_000)
+                }
+            }
         }
         // Wait for the stream to start, then cancel from outside.
         #expect(await eventually(timeout: .seconds(10)) { progressed.isSet }, "the load never reported progress")
