@@ -114,28 +114,17 @@ struct DesktopFigures {
                 kill(xvfbPID, SIGKILL)
                 throw BenchError("Xvfb did not start (log: \(directory)/xvfb.log)")
             }
-            let address = "unix:path=\(directory)/bus"
-            let daemonPID = try Spawn.start(try BusFixture.executable(named: "dbus-daemon"), ["--config-file=\(busConfig)", "--nofork", "--address=\(address)"])
-            var probe: Connection?
-            let deadline = monotonicNanoseconds() + 10_000_000_000
-            while probe == nil, monotonicNanoseconds() < deadline {
-                probe = try? Connection.connect(address: address)
-                if probe == nil { usleep(2_000) }
+            let served: ServedBus
+            do {
+                served = try await ServedBus.start(
+                    products: products, busConfig: busConfig, directory: directory, arguments: ["--desktop", "x11"],
+                    environment: ["DISPLAY": ":" + number])
+            } catch {
+                kill(xvfbPID, SIGKILL)
+                Spawn.wait(xvfbPID)
+                throw error
             }
-            guard let probe else { throw BenchError("dbus-daemon did not listen on \(address)") }
-            defer { probe.close() }
-            let serverPID = try spawn(
-                products + "/pasteboardd", ["--address", address, "--state-dir", directory + "/state", "--desktop", "x11"],
-                standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0), standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0),
-                standardError: .open(directory + "/pasteboardd.log", flags: O_WRONLY | O_CREAT, mode: 0o644), environment: ["DISPLAY": ":" + number])
-            let world = World(directory: directory, display: ":" + number, address: address, pids: [serverPID, daemonPID, xvfbPID])
-            while try await probe.nameOwner(BusFixture.serverName) == nil {
-                guard monotonicNanoseconds() < deadline else {
-                    world.stop()
-                    throw BenchError("the bridged pasteboardd did not start (log: \(directory)/pasteboardd.log)")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-            }
+            let world = World(directory: directory, display: ":" + number, address: served.address, pids: served.pids + [xvfbPID])
             return world
         }
 

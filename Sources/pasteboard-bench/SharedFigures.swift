@@ -23,9 +23,13 @@ struct SharedFigures {
             FileHandle.standardError.write(Data("shared-store figures skipped: \(error)\n".utf8))
             return []
         }
-        let a = try await Host.start(fixture: fixture, store: cluster.url, label: "a")
+        let a = try await ServedBus.start(
+            products: fixture.products, busConfig: fixture.busConfig, directory: fixture.directory + "/shared-a",
+            arguments: ["--desktop", "off", "--store", cluster.url])
         defer { a.stop() }
-        let b = try await Host.start(fixture: fixture, store: cluster.url, label: "b")
+        let b = try await ServedBus.start(
+            products: fixture.products, busConfig: fixture.busConfig, directory: fixture.directory + "/shared-b",
+            arguments: ["--desktop", "off", "--store", cluster.url])
         defer { b.stop() }
         let writer = try Connection.connect(address: a.address)
         defer { writer.close() }
@@ -88,46 +92,5 @@ struct SharedFigures {
 
     private static func changes(on connection: Connection) async throws -> AsyncStream<Message> {
         try await connection.signals(matching: MatchRule(interface: BusFixture.serverName, member: "Changed", arg0: "bench-shared"))
-    }
-
-    /// A bus of its own with a server on the shared store.
-    private struct Host {
-        let address: String
-        let pids: [pid_t]
-
-        static func start(fixture: BusFixture, store: String, label: String) async throws -> Host {
-            let directory = fixture.directory + "/shared-" + label
-            try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
-            let address = "unix:path=\(directory)/bus"
-            let daemon = try Spawn.start(try BusFixture.executable(named: "dbus-daemon"), ["--config-file=\(fixture.busConfig)", "--nofork", "--address=\(address)"])
-            var probe: Connection?
-            let deadline = monotonicNanoseconds() + 10_000_000_000
-            while probe == nil, monotonicNanoseconds() < deadline {
-                probe = try? Connection.connect(address: address)
-                if probe == nil { usleep(2_000) }
-            }
-            guard let probe else { throw BenchError("dbus-daemon did not listen on \(address)") }
-            defer { probe.close() }
-            let server = try Spawn.start(
-                fixture.products + "/pasteboardd",
-                ["--address", address, "--state-dir", directory + "/state", "--desktop", "off", "--store", store],
-                output: directory + "/pasteboardd.log")
-            let host = Host(address: address, pids: [server, daemon])
-            while try await probe.nameOwner(BusFixture.serverName) == nil {
-                guard monotonicNanoseconds() < deadline else {
-                    host.stop()
-                    throw BenchError("the server on the shared store did not start (log: \(directory)/pasteboardd.log)")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            return host
-        }
-
-        func stop() {
-            for pid in pids {
-                kill(pid, SIGTERM)
-                Spawn.wait(pid)
-            }
-        }
     }
 }

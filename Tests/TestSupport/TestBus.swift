@@ -38,7 +38,7 @@ public final class TestBus: Sendable {
     }
 
     /// Whether a unix socket at `path` accepts a connection.
-    private static func accepts(_ path: String) -> Bool {
+    static func accepts(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
