@@ -189,11 +189,13 @@ struct LargeTransferTests {
         let progressed = Flag()
         let task = Task {
             try await world.pasteboard().loadTransferable(type: Clip.self) { _ in
-                // The first report holds the transfer up a moment, so that the cancel below
-                // comes while data is still to come (a fast machine could read it all first).
+                // The first report holds the transfer up until the cancel below has come (at
+                // most 10 s), so that it comes while data is still to come: a fast machine, or a
+                // test scheduled late, could otherwise see all of it read first.
                 if !progressed.isSet {
                     progressed.set()
-                    usleep(300_000)
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while !Task.isCancelled, ContinuousClock.now < deadline { usleep(1_000) }
                 }
             }
         }
