@@ -79,7 +79,8 @@ struct Bench: AsyncParsableCommand {
             if wanted.contains(.pbctl) { figures.append(try await measure.pbctlProcesses()) }
             if wanted.contains(.desktop) {
                 let desktop = DesktopFigures(
-                    products: fixture.products, directory: fixture.directory, busConfig: fixture.busConfig, repetitions: counts.processStarts)
+                    products: fixture.products, directory: fixture.directory, busConfig: fixture.busConfig, repetitions: counts.processStarts,
+                    mainAddress: fixture.address)
                 figures += try await desktop.measure()
             }
             if wanted.contains(.shared) {

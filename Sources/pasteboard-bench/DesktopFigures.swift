@@ -14,6 +14,9 @@ struct DesktopFigures {
     let directory: String
     let busConfig: String
     let repetitions: Int
+    /// The main fixture's bus, whose server (not bridged) `pbctl` is timed against the X11
+    /// clipboard tools.
+    let mainAddress: String
 
     /// Both figures, or none when Xvfb or xclip is not installed (said on stderr).
     func measure() async throws -> [Figure] {
@@ -59,17 +62,55 @@ struct DesktopFigures {
             copyToChanged.add(announced.micros / 1_000)
             pbctlToXclip.add(pasted.micros / 1_000)
         }
-        return [
+        var figures = [
             Figure("X11 copy (xclip -i) → Changed", unit: "ms", copyToChanged, floor: floor, floorName: "xclip -i + xclip -o", goal: .ratioAtMost(1.5)),
             Figure("pbctl copy → xclip -o output", unit: "ms", pbctlToXclip, floor: floor, floorName: "xclip -i + xclip -o", goal: .ratioAtMost(1.5)),
         ]
+        figures += try await commandLines(against: world, xclip: xclip, input: input, output: output)
+        return figures
     }
 
-    private func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+    /// `pbctl copy` + `pbctl paste` of 100 bytes (on the main fixture's server) against the same
+    /// through the X11 clipboard tools, `xsel` (when installed) and `xclip`, round by round.
+    private func commandLines(against world: World, xclip: String, input: String, output: String) async throws -> [Figure] {
+        let xsel = try? BusFixture.executable(named: "xsel")
+        let environment = ["DISPLAY": world.display]
+        var pbctl = Sample(), xselPair = Sample(), xclipPair = Sample()
+        for round in 0..<(repetitions + 2) {
+            let text = "line \(round) " + String(repeating: "y", count: 90)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: input))
+            let ours = try await timed {
+                try run(products + "/pbctl", ["--address", mainAddress, "copy", input], environment: [:])
+                try run(products + "/pbctl", ["--address", mainAddress, "paste"], environment: [:])
+            }
+            let theirs = try await timed {
+                try run(xclip, ["-selection", "clipboard", "-i", input], environment: environment)
+                try await paste(xclip, expecting: text, output: output, environment: environment)
+            }
+            var selected: (value: Void, micros: Double)?
+            if let xsel {
+                selected = try await timed {
+                    try run(xsel, ["--clipboard", "--input"], environment: environment, input: input)
+                    try run(xsel, ["--clipboard", "--output"], environment: environment)
+                }
+            }
+            guard round >= 2 else { continue }
+            pbctl.add(ours.micros / 1_000)
+            xclipPair.add(theirs.micros / 1_000)
+            if let selected { xselPair.add(selected.micros / 1_000) }
+        }
+        var figures = [Figure("pbctl copy + paste, 100 B", unit: "ms", pbctl, floor: xclipPair, floorName: "xclip -i + xclip -o", goal: .ratioAtMost(1))]
+        if xsel != nil {
+            figures.append(Figure("pbctl copy + paste, 100 B", unit: "ms", pbctl, floor: xselPair, floorName: "xsel -i + xsel -o", goal: .ratioAtMost(1)))
+        }
+        return figures
+    }
+
+    private func run(_ executable: String, _ arguments: [String], environment: [String: String], input: String = "/dev/null") throws {
         let pid: pid_t
         do {
             pid = try spawn(
-                executable, arguments, standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+                executable, arguments, standardInput: .open(input, flags: O_RDONLY, mode: 0),
                 standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0), standardError: .open("/dev/null", flags: O_WRONLY, mode: 0),
                 environment: environment)
         } catch {
