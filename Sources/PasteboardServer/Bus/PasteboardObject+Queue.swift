@@ -66,23 +66,32 @@ extension PasteboardObject {
                     service.beginBatch()
                 }
             }
-            do throws(PasteboardError) {
-                try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
-            } catch {
-                Answer(call: job.call, outbox: outbox).fail(error)
-            }
+            answer(job, into: outbox, callerPID: callerPID)
         }
         let failure = service.commitBatch()
-        // These senders' reads may skip the queue again once their changes are committed
-        // (or refused), and before the answers go out: a client that has its reply sends
-        // its next call at once, and that call should not find itself still queued.
+        leftTheQueue(jobs)
+        outbox.release(failure: failure)
+    }
+
+    /// Answers `job` into the batch's `outbox`: its reply, or its error.
+    func answer(_ job: Job, into outbox: Outbox, callerPID: UInt32?) {
+        do throws(PasteboardError) {
+            try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
+        } catch {
+            Answer(call: job.call, outbox: outbox).fail(error)
+        }
+    }
+
+    /// These senders' reads may skip the queue again once their changes are committed (or
+    /// refused), and before the answers go out: a client that has its reply sends its next
+    /// call at once, and that call should not find itself still queued.
+    func leftTheQueue(_ jobs: some Sequence<Job>) {
         queued.withLock { queued in
             for job in jobs {
                 let left = (queued[job.call.sender] ?? 1) - 1
                 queued[job.call.sender] = left > 0 ? left : nil
             }
         }
-        outbox.release(failure: failure)
     }
 
     /// The process of `sender`, waited for on the service queue (0 when the bus cannot say:

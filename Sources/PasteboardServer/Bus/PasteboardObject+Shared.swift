@@ -27,21 +27,14 @@ extension PasteboardObject {
                 if let name { service.lockShared(name) }
                 let outbox = Outbox()
                 service.beginBatch()
-                do throws(PasteboardError) {
-                    try answer(job.method, Answer(call: job.call, outbox: outbox), job.arguments, callerPID: callerPID)
-                } catch {
-                    Answer(call: job.call, outbox: outbox).fail(error)
-                }
+                answer(job, into: outbox, callerPID: callerPID)
                 let failure = service.commitBatch()
                 if name != nil { service.releaseShared() }
                 // Made again on top of the other server's change (the answers held are dropped),
                 // unless the call asked for the count it found (if-change-count): that is its
                 // Conflict.
                 if service.lastSaveRaced, attempt < SharedRetry.attempts, !Self.expectsCount(job) { continue }
-                queued.withLock { queued in
-                    let left = (queued[job.call.sender] ?? 1) - 1
-                    queued[job.call.sender] = left > 0 ? left : nil
-                }
+                leftTheQueue([job])
                 outbox.release(failure: failure)
                 break
             }

@@ -240,7 +240,10 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         let name = Self.name(of: selection)
         let transient = entry.isVolatile && !entry.isConcealed
         guard let item = entry.items.first, !entry.hasOwnerOnlyItems, !transient else {
-            return fetchedOnly ? () : clipboard.disown(selection)
+            // Nothing the desktop may have: give the selection up (after an app quit, it is
+            // nobody's already).
+            if !fetchedOnly { clipboard.disown(selection) }
+            return
         }
         // A desktop copy's data that was never fetched cannot be any more; a bus writer's
         // promise still can.

@@ -75,21 +75,11 @@ extension PasteboardService {
     func adopt(_ name: PasteboardName, _ remote: PasteboardEntry) throws -> Change? {
         let old = entry(name)
         guard remote.count > old.count else { return nil }
-        var entry = remote
-        var keepsPrevious = false
-        let pruned: [UInt64]
-        if !remote.isListed {
-            entry.history = []
-            pruned = []
-        } else if old.entersHistory {
-            entry.history = old.history
-            (entry.history, pruned) = Self.history(old.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
-            keepsPrevious = !entry.history.isEmpty
-        } else {
-            entry.history = old.history
-            pruned = Self.trimHistory(&entry, limits)
-        }
-        try store.save([Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)])
+        var proposed = remote
+        proposed.history = old.history
+        let change = Self.change(name, proposed, after: old, removed: !remote.isListed, limits)
+        let entry = change.entry
+        try store.save([change])
         entries.withLock { $0[name] = entry }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         scheduleExpiry(name, at: entry.expiresAt)

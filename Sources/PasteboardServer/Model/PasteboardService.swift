@@ -368,20 +368,8 @@ final class PasteboardService: @unchecked Sendable {
         var entry = proposed
         entry.count += 1
         entry.changedAt = Self.nowMilliseconds()
-        var keepsPrevious = false
-        let pruned: [UInt64]
-        if removed {
-            entry.history = []
-            pruned = []
-        } else if old.entersHistory {
-            // Concealed and transient contents never enter the history.
-            (entry.history, pruned) = Self.history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
-            // Unless it alone is over the limits, and went at once.
-            keepsPrevious = !entry.history.isEmpty
-        } else {
-            pruned = Self.trimHistory(&entry, limits)
-        }
-        let change = Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)
+        let change = Self.change(name, entry, after: old, removed: removed, limits)
+        entry = change.entry
         if batch != nil {
             batch!.stage(change, replacing: committedEntry(name))
         } else {
@@ -395,6 +383,27 @@ final class PasteboardService: @unchecked Sendable {
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         scheduleExpiry(name, at: entry.expiresAt)
         return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
+    }
+
+    /// `entry` (a new change of `name`) as the store saves it: with the history it has after
+    /// `old`, which enters it unless concealed or transient, and the counts it drops. A `Remove`
+    /// drops the whole history.
+    static func change(_ name: PasteboardName, _ entry: PasteboardEntry, after old: PasteboardEntry, removed: Bool, _ limits: Limits) -> Store.Change {
+        var entry = entry
+        var keepsPrevious = false
+        let pruned: [UInt64]
+        if removed {
+            entry.history = []
+            pruned = []
+        } else if old.entersHistory {
+            // Concealed and transient contents never enter the history.
+            (entry.history, pruned) = history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
+            // Unless it alone is over the limits, and went at once.
+            keepsPrevious = !entry.history.isEmpty
+        } else {
+            pruned = trimHistory(&entry, limits)
+        }
+        return Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)
     }
 
     func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {
@@ -418,7 +427,7 @@ final class PasteboardService: @unchecked Sendable {
     ///
     /// Built as one new array: `history` is shared with the committed entry, so inserting into
     /// it would first copy it whole, only to drop its oldest generation again.
-    static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
+    private static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
         let kept = fitting(history, after: newest, limits)
         guard kept > 0 else { return ([], history.reversed().map(\.count) + [newest.count]) }
         var result: [Generation] = []
@@ -430,7 +439,7 @@ final class PasteboardService: @unchecked Sendable {
 
     /// Drops the oldest generations until the history fits `history-depth` and
     /// `max-history-bytes`; returns their counts, oldest first.
-    static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
+    private static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
         let kept = fitting(entry.history, after: nil, limits)
         let pruned = entry.history.dropFirst(kept).reversed().map(\.count)
         entry.history.removeLast(entry.history.count - kept)

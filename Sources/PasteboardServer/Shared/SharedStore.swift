@@ -141,18 +141,6 @@ final class SharedStore: Sendable {
         }
     }
 
-    /// The change counts of `names` (absent: never written through the database).
-    func counts(of names: [String]) async throws(SharedStoreError) -> [String: UInt64] {
-        try await withConnection { connection in
-            var counts: [String: UInt64] = [:]
-            let rows = try await connection.query("SELECT name, count FROM pasteboards WHERE name = ANY(\(names))", logger: logger)
-            for try await (name, count) in rows.decode((String, Int64).self) {
-                counts[name] = UInt64(count)
-            }
-            return counts
-        }
-    }
-
     /// One pasteboard as of change `count` (while the database keeps it; nil: its current
     /// contents), and its items.
     func load(_ name: String, count wanted: UInt64? = nil) async throws(SharedStoreError) -> Row? {

@@ -95,7 +95,14 @@ final class SharedSync: Sendable {
         defer { close(fd) }
         let store = store
         _ = try Self.wait { () throws(SharedStoreError) in try await store.upload(fd, as: name) }
-        if blob.isOnDisk { uploaded.withLock { $0[blob.id] = name } }
+        if blob.isOnDisk {
+            uploaded.withLock { uploaded in
+                // Remembered for the commits that name the file soon after (and a restore);
+                // past a thousand, forgotten: a file named again is copied again.
+                if uploaded.count >= 1024 { uploaded.removeAll() }
+                uploaded[blob.id] = name
+            }
+        }
         return name
     }
 
