@@ -21,8 +21,9 @@ extension MIMEDatabase {
     /// next use of ``shared``, so a request made after `pbctl types declare` has returned
     /// always sees the declaration.
     ///
-    /// - Parameter onReload: Told of each database read after a change (the server logs the
-    ///   problems of ``DeclaredTypes``); called on the thread that used ``shared``.
+    /// - Parameter onReload: Told of each database read from now on, the first one and each
+    ///   after a change (the server logs the problems of ``DeclaredTypes``); called on the
+    ///   thread that used ``shared``, outside the database's lock.
     /// - Returns: Whether changes can be followed (inotify is available).
     @discardableResult
     public static func followChanges(onReload: (@Sendable (MIMEDatabase) -> Void)? = nil) -> Bool {
@@ -49,7 +50,7 @@ final class LiveMIMEDatabase: Sendable {
     private let state = Mutex(State())
 
     func current() -> MIMEDatabase {
-        let (database, reloaded, onReload) = state.withLock { state -> (MIMEDatabase, Bool, (@Sendable (MIMEDatabase) -> Void)?) in
+        let (database, loaded, onReload) = state.withLock { state -> (MIMEDatabase, Bool, (@Sendable (MIMEDatabase) -> Void)?) in
             let changed = state.monitor?.hasChanged() ?? false
             if let database = state.database, !changed {
                 return (database, false, nil)
@@ -58,11 +59,10 @@ final class LiveMIMEDatabase: Sendable {
             // Watch before reading, so that a change made during the read is seen next time.
             state.monitor?.watch(directories)
             let database = MIMEDatabase(directories: directories)
-            let wasLoaded = state.database != nil
             state.database = database
-            return (database, wasLoaded, state.onReload)
+            return (database, true, state.onReload)
         }
-        if reloaded { onReload?(database) }
+        if loaded { onReload?(database) }
         return database
     }
 

@@ -148,7 +148,7 @@ public final class PasteboardServer: Sendable {
     /// restart; declarations that cannot be read are logged each time the database is read.
     private static func followTypeDeclarations(logger: Logger) {
         let report: @Sendable (MIMEDatabase) -> Void = { database in
-            logger.info("types: the MIME database changed; \(database.declarations.all.count) declared type(s)")
+            logger.info("types: read the MIME database: \(database.declarations.all.count) declared type(s)")
             for problem in database.declarations.problems {
                 logger.warning("types: \(problem)")
             }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// Every type declared in the MIME database's packages, found by identifier or by MIME type.
@@ -54,9 +57,11 @@ public struct DeclaredTypes: Sendable {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: packages) else { continue }
             for name in names.sorted() where name.hasSuffix(".xml") {
                 let path = packages + "/" + name
-                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-                guard let size, size <= Self.largestPackage else { continue }
-                guard let data = FileManager.default.contents(atPath: path), data.range(of: marker) != nil else { continue }
+                // stat(2), not FileManager's attributes: their NSNumbers need the whole of
+                // Foundation, which the static pbctl does not carry.
+                var information = stat()
+                guard stat(path, &information) == 0, information.st_size <= Self.largestPackage else { continue }
+                guard let data = FileManager.default.contents(atPath: path), data.firstRange(of: marker) != nil else { continue }
                 do {
                     let text = String(decoding: data, as: UTF8.self)
                     declarations += try TypeDeclaration.declarations(inPackage: text, file: path, problems: &problems)

@@ -67,14 +67,14 @@ extension TypeDeclaration {
             let identifier = identifierElement.text.trimmingSpaces
             do throws(TypeDeclarationError) {
                 try validate(identifier: identifier)
-                guard let mimeText = element.attributes["type"], mimeText.contains("/"), let mime = try? PasteboardType(validating: mimeText),
+                guard let mimeText = element.attributes["type"], mimeText.isMIMESpelling, let mime = try? PasteboardType(validating: mimeText),
                     mime.isMIME, mime.parameters.isEmpty
                 else {
                     throw .invalid("the type of \(identifier) is not a MIME type")
                 }
                 var parents: [PasteboardType] = []
                 for parentElement in element.children(named: "sub-class-of", in: sharedMIMEInfoNamespace) {
-                    guard let parentText = parentElement.attributes["type"], parentText.contains("/"), let parent = try? PasteboardType(validating: parentText), parent.isMIME else {
+                    guard let parentText = parentElement.attributes["type"], parentText.isMIMESpelling, let parent = try? PasteboardType(validating: parentText), parent.isMIME else {
                         throw .invalid("a sub-class-of of \(identifier) is not a MIME type")
                     }
                     parents.append(parent)

@@ -109,7 +109,7 @@ public struct TypeDeclaration: Sendable, Equatable {
     }
 
     private static func validate(mimeType: String, of identifier: String) throws(TypeDeclarationError) -> PasteboardType {
-        guard mimeType.contains("/"), let type = try? PasteboardType(validating: mimeType), type.isMIME else {
+        guard mimeType.isMIMESpelling, let type = try? PasteboardType(validating: mimeType), type.isMIME else {
             throw .invalid("\(MessageText.quoted(mimeType)) is not a MIME type; write type/subtype, such as application/vnd.example.todo+json")
         }
         guard type.parameters.isEmpty else {
@@ -123,7 +123,7 @@ public struct TypeDeclaration: Sendable, Equatable {
     }
 
     private static func resolve(parent: String, of identifier: String, declared: DeclaredTypes) throws(TypeDeclarationError) -> PasteboardType {
-        if !parent.contains("/"), let declaration = declared.declaration(forIdentifier: parent) {
+        if !parent.isMIMESpelling, let declaration = declared.declaration(forIdentifier: parent) {
             return declaration.mimeType
         }
         guard let type = try? PasteboardType(validating: parent) else {
@@ -160,6 +160,13 @@ extension PasteboardType {
 }
 
 extension String {
+    /// Whether the text has a `/`, as every MIME type and no identifier does. Spelled with the
+    /// UTF-8 view: Foundation's `contains(_:)` on strings needs the whole of Foundation, which
+    /// the static `pbctl` does not carry (it crashes there).
+    var isMIMESpelling: Bool {
+        utf8.contains(UInt8(ascii: "/"))
+    }
+
     /// Without leading and trailing spaces, tabs and line breaks.
     var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0.isNewline }

@@ -75,7 +75,7 @@ public struct TypeDeclarationInstaller: Sendable {
         try checkConflicts(declaration, at: path, database: database)
         let tool = try updateTool()
         let previous = FileManager.default.contents(atPath: path)
-        if let previous, previous.range(of: Data(TypeDeclaration.namespace.utf8)) == nil {
+        if let previous, previous.firstRange(of: Data(TypeDeclaration.namespace.utf8)) == nil {
             throw .conflict("\(path) exists and is not a type declaration; move it away or choose another identifier")
         }
         try write(Data(TypeDeclaration.packageXML([declaration]).utf8), to: path)

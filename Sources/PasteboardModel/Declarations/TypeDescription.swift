@@ -31,7 +31,7 @@ public struct TypeDescription: Sendable, Equatable {
     public init(_ text: String, installer: TypeDeclarationInstaller) throws(TypeDeclarationError) {
         let database = installer.currentDatabase()
         let declared = database.declarations
-        if !text.contains("/"), let declaration = declared.declaration(forIdentifier: text) {
+        if !text.isMIMESpelling, let declaration = declared.declaration(forIdentifier: text) {
             self.init(declaration: declaration, database: database)
             return
         }
@@ -39,7 +39,7 @@ public struct TypeDescription: Sendable, Equatable {
             throw .invalid("\(MessageText.quoted(text)) is not a type; write an identifier (com.example.todo, public.json) or a MIME type (text/plain)")
         }
         let mime: PasteboardType
-        if text.contains("/") {
+        if text.isMIMESpelling {
             mime = (try? PasteboardType(validating: text))!.withoutParameters
         } else if let mapped = AppleTypeIdentifiers.mimeTypeByIdentifier[text.lowercased()], let type = try? PasteboardType(validating: mapped) {
             mime = type.withoutParameters
