@@ -47,6 +47,15 @@ struct DeclaredTypeTests {
         return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 
+    /// `gdbus call` (GLib's own D-Bus implementation) of a method of the interface.
+    static func gdbus(_ world: PbctlHarness, _ method: String, _ arguments: String...) async throws -> String {
+        let result = try await runProgram(
+            try Paths.executable(named: "gdbus"),
+            ["call", "--address", world.bus.address, "--dest", "org.pasteboardd.Pasteboard1", "--object-path", "/org/pasteboardd/Pasteboard1",
+             "--method", "org.pasteboardd.Pasteboard1." + method] + arguments, timeout: .seconds(20))
+        return String(decoding: result.status == 0 ? result.stdout : result.stderr, as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+
     @Test("a todo copied under its identifier is read as JSON by Python and pbctl once declared, and not after")
     func walkThrough() async throws {
         let data = try DataDirectories()
@@ -62,6 +71,9 @@ struct DeclaredTypeTests {
         // At once: no restart, no waiting.
         #expect(try await Self.pythonReadBest(world, ["application/json"]) == "com.example.todo \(Self.todoJSON)")
         #expect(try await Self.pythonReadBest(world, ["text/plain"]) == "com.example.todo \(Self.todoJSON)", "JSON is text")
+        #expect(try await Self.gdbus(world, "CanRead", "general", "['application/json']") == "(true,)")
+        let available = try await Self.gdbus(world, "AvailableType", "general", "['image/png', 'public.json']")
+        #expect(available == "('public.json',)", "\(available)")
         expectSuccess(try await world.pbctl("paste", "-t", "application/json", environment: data.environment), stdout: Self.todoJSON)
         expectSuccess(try await world.pbctl("paste", "-t", "public.json", environment: data.environment), stdout: Self.todoJSON)
 
@@ -73,6 +85,7 @@ struct DeclaredTypeTests {
         expectSuccess(try await world.pbctl("types", "undeclare", "com.example.todo", environment: data.environment))
         #expect(!FileManager.default.fileExists(atPath: data.package))
         #expect(try await Self.pythonReadBest(world, ["application/json"]) == "org.pasteboardd.Error.NoSuchType")
+        #expect(try await Self.gdbus(world, "CanRead", "general", "['application/json']") == "(false,)")
         #expect(try await Self.pythonReadBest(world, ["application/vnd.example.todo+json"]) == "application/vnd.example.todo+json \(Self.todoJSON)")
     }
 
