@@ -4,6 +4,10 @@ import TestSupport
 
 @testable import Pasteboard
 
+// The examples of `Pasteboard.docc/DeclaringTypes.md`, run against a private bus: the same
+// declaration, the same reads and writes, with an identifier of the test run's own (the
+// process's types are declared once per process). Keep the two in step.
+
 /// A type this test process declares for every program, with the Swift helper, in the data
 /// directory `scripts/test` gives the tests (never the developer's own).
 enum DeclaredTodo {
@@ -68,7 +72,8 @@ struct DeclaredTypeBindingTests {
             try UTTypeDeclaration.install([UTTypeDeclaration(identifier: "org.pasteboardd.tests.bad", mimeType: "application/json", conformingTo: [.plainText])])
         } throws: { error in
             guard let error = error as? TypeDeclarationError else { return false }
-            return error.kind == .conflict && error.message.contains("public.json")
+            return error.kind == .conflict
+                && error.message.hasPrefix("application/json is the system type public.json; give org.pasteboardd.tests.bad a MIME type of its own")
         }
         #expect(UTType("org.pasteboardd.tests.bad")?.preferredMIMEType == nil)
         #expect {
