@@ -24,7 +24,9 @@ extension MIMEDatabase {
     /// - Parameter onReload: Told of each database read from now on, the first one and each
     ///   after a change (the server logs the problems of ``DeclaredTypes``); called on the
     ///   thread that used ``shared``, outside the database's lock.
-    /// - Returns: Whether changes can be followed (inotify is available).
+    /// - Returns: Whether inotify watches the folders; when the process may not have another
+    ///   inotify instance, their timestamps are compared on each use instead (a few `stat`
+    ///   calls), with the same guarantee.
     @discardableResult
     public static func followChanges(onReload: (@Sendable (MIMEDatabase) -> Void)? = nil) -> Bool {
         LiveMIMEDatabase.instance.follow(onReload: onReload)
@@ -43,7 +45,7 @@ final class LiveMIMEDatabase: Sendable {
 
     private struct State: ~Copyable {
         var database: MIMEDatabase?
-        var monitor: MIMEDirectoryMonitor?
+        var monitor: (any MIMEChangeDetector)?
         var onReload: (@Sendable (MIMEDatabase) -> Void)?
     }
 
@@ -69,12 +71,12 @@ final class LiveMIMEDatabase: Sendable {
     func follow(onReload: (@Sendable (MIMEDatabase) -> Void)?) -> Bool {
         state.withLock { state in
             state.onReload = onReload
-            guard state.monitor == nil else { return true }
-            guard let monitor = MIMEDirectoryMonitor() else { return false }
-            state.monitor = monitor
+            if let monitor = state.monitor { return monitor is MIMEDirectoryMonitor }
+            let inotify = MIMEDirectoryMonitor()
+            state.monitor = inotify ?? MIMEFolderTimestamps()
             // Read again under the watch: nothing read before it started can be trusted.
             state.database = nil
-            return true
+            return inotify != nil
         }
     }
 

@@ -1,6 +1,16 @@
 #if canImport(Glibc)
 import Glibc
+#endif
 
+/// Tells whether the MIME databases of some data directories changed since it last said.
+protocol MIMEChangeDetector: AnyObject, Sendable {
+    /// Watches the MIME folders of `directories` (again: the set of folders may have changed).
+    func watch(_ directories: [String])
+    /// Whether a relevant change happened since the last call.
+    func hasChanged() -> Bool
+}
+
+#if canImport(Glibc)
 /// Tells whether the MIME databases of some data directories changed, through inotify.
 ///
 /// Watches `DIR/mime` (where `update-mime-database` renames `subclasses`, `aliases` and the
@@ -9,7 +19,7 @@ import Glibc
 /// folder on the way, so that the first `pbctl types declare` of a user is seen too.
 ///
 /// `@unchecked Sendable`: used only under ``LiveMIMEDatabase``'s lock.
-final class MIMEDirectoryMonitor: @unchecked Sendable {
+final class MIMEDirectoryMonitor: MIMEChangeDetector, @unchecked Sendable {
     private let descriptor: Int32
     /// The watches of MIME folders themselves: every event of theirs matters.
     private var foldersWatched: Set<Int32> = []
@@ -17,6 +27,8 @@ final class MIMEDirectoryMonitor: @unchecked Sendable {
     /// towards `mime`).
     private var awaitedNames: [Int32: Set<String>] = [:]
 
+    /// Fails when the process may not have another inotify instance (each user may have
+    /// `fs.inotify.max_user_instances`, 128 by default, in all).
     init?() {
         descriptor = inotify_init1(Int32(O_NONBLOCK | O_CLOEXEC))
         guard descriptor >= 0 else { return nil }
@@ -26,11 +38,19 @@ final class MIMEDirectoryMonitor: @unchecked Sendable {
         close(descriptor)
     }
 
-    /// Watches the MIME folders of `directories` (again: folders created since are added).
+    /// Watches the MIME folders of `directories` (again: folders created since are added, and
+    /// an ancestor watched only until its folder existed is let go, so that its other events,
+    /// in a busy `~/.local/share`, cost nothing).
     func watch(_ directories: [String]) {
         let mask = UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF)
+        let previous = foldersWatched.union(awaitedNames.keys)
         foldersWatched = []
         awaitedNames = [:]
+        defer {
+            for watch in previous.subtracting(foldersWatched.union(awaitedNames.keys)) {
+                inotify_rm_watch(descriptor, watch)
+            }
+        }
         for directory in directories {
             for folder in [directory + "/mime", directory + "/mime/packages"] {
                 var path = folder
@@ -67,8 +87,10 @@ final class MIMEDirectoryMonitor: @unchecked Sendable {
                     let nameBytes = bytes[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
                     return (watch, length, String(decoding: nameBytes, as: UTF8.self))
                 }
-                if foldersWatched.contains(watch) || awaitedNames[watch]?.contains(name) ?? true {
-                    changed = true  // a MIME folder, the next folder towards one, or a watch gone
+                // A MIME folder's event (its own removal included), or the next folder towards
+                // one appearing; a watch let go reports nothing that matters.
+                if foldersWatched.contains(watch) || awaitedNames[watch]?.contains(name) == true {
+                    changed = true
                 }
                 offset += 16 + length
             }
@@ -81,10 +103,45 @@ final class MIMEDirectoryMonitor: @unchecked Sendable {
         return stat(path, &information) == 0 && (information.st_mode & S_IFMT) == S_IFDIR
     }
 }
+
+/// Tells whether the MIME folders changed by their timestamps: the stand-in when inotify is not
+/// available. `update-mime-database` renames its files into `DIR/mime` and a declaration is
+/// written into `DIR/mime/packages`, and either changes that folder's modification time (to
+/// the nanosecond); a folder that appears or goes counts too. A few `stat` calls per check.
+///
+/// `@unchecked Sendable`: used only under ``LiveMIMEDatabase``'s lock.
+final class MIMEFolderTimestamps: MIMEChangeDetector, @unchecked Sendable {
+    private var folders: [String] = []
+    private var seen: [[Int]] = []
+
+    func watch(_ directories: [String]) {
+        folders = directories.flatMap { [$0 + "/mime", $0 + "/mime/packages"] }
+        seen = folders.map(Self.stamp)
+    }
+
+    func hasChanged() -> Bool {
+        let now = folders.map(Self.stamp)
+        defer { seen = now }
+        return now != seen
+    }
+
+    /// The folder's inode and modification time; empty when it does not exist.
+    private static func stamp(_ path: String) -> [Int] {
+        var information = stat()
+        guard stat(path, &information) == 0 else { return [] }
+        return [Int(information.st_ino), information.st_mtim.tv_sec, information.st_mtim.tv_nsec]
+    }
+}
 #else
 /// Without inotify, changes are not followed.
-final class MIMEDirectoryMonitor: Sendable {
+final class MIMEDirectoryMonitor: MIMEChangeDetector, Sendable {
     init?() { return nil }
+    func watch(_ directories: [String]) {}
+    func hasChanged() -> Bool { false }
+}
+
+/// Without the system's stat, neither.
+final class MIMEFolderTimestamps: MIMEChangeDetector, Sendable {
     func watch(_ directories: [String]) {}
     func hasChanged() -> Bool { false }
 }

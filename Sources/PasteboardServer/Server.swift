@@ -154,7 +154,7 @@ public final class PasteboardServer: Sendable {
             }
         }
         if !MIMEDatabase.followChanges(onReload: report) {
-            logger.warning("types: cannot watch the MIME database (inotify); type declarations made from now on are seen after a restart")
+            logger.notice("types: no inotify instance left (fs.inotify.max_user_instances); the MIME database's folders are checked by their timestamps on each use instead")
         }
     }
 

@@ -42,12 +42,16 @@ public struct TypeDeclarationInstaller: Sendable {
 
     /// The data directory of a scope.
     public func dataDirectory(_ scope: Scope) -> String {
-        let directories = searchDirectories
         switch scope {
         case .user:
-            return directories[0]
+            if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") { return dataHome }
+            if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share" }
+            // No HOME (a service's environment): the account's home folder.
+            guard let account = getpwuid(getuid()), let home = account.pointee.pw_dir else { return "/.local/share" }
+            return String(cString: home) + "/.local/share"
         case .system:
-            return directories.count > 1 ? directories[1] : "/usr/local/share"
+            let directories = (environment["XDG_DATA_DIRS"] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+            return directories.first ?? "/usr/local/share"
         }
     }
 
