@@ -42,7 +42,8 @@ func drag(_ start: () async throws -> DragSession) async throws {
     say("dragging \(session.changeCount)")
     // Reads commands on a thread of its own: a blocking read must not hold a task's thread.
     Thread {
-        while let line = readLine() where line == "cancel" {
+        while let line = readLine() {
+            guard line == "cancel" else { continue }
             Task { _ = try? await session.cancel() }
         }
     }.start()

@@ -118,7 +118,7 @@ struct DragAndDropTests {
         let drag = world.pasteboard(.drag)
         let monitor = try await CallMonitor(world, probe: drag)
         let destination = DropDestination(payloadType: DragCard.self, pasteboard: drag)
-        var states: [Bool] = []
+        let states = Collected<Bool>()
         let recorder = TargetRecorder(destination) { states.append($0) }
         defer { recorder.stop() }
 
@@ -131,7 +131,7 @@ struct DragAndDropTests {
         // The destination follows all the same: a card targets it.
         try await draggable(DragCard(title: "a card"), pasteboard: drag)
         #expect(await eventually { destination.isTargeted })
-        #expect(states.first == true, "targeted only by the card: \(states)")
+        #expect(states.all.first == true, "targeted only by the card: \(states.all)")
 
         let marker = monitor.members.filter { $0 == "ChangeCount" }.count
         _ = try await drag.changeCount
@@ -188,12 +188,15 @@ struct DragAndDropTests {
         let destination = DropDestination(payloadType: String.self, pasteboard: drag)
         let session = try await draggable("refused", pasteboard: drag)
         #expect(await eventually { destination.isTargeted })
+        var received: [String] = []
         var location: CGPoint?
-        #expect(try await !destination.drop(at: CGPoint(x: 12, y: 34)) { values, at in
-            #expect(values == ["refused"])
+        let accepted = try await destination.drop(at: CGPoint(x: 12, y: 34)) { values, at in
+            received = values
             location = at
             return false
-        })
+        }
+        #expect(!accepted)
+        #expect(received == ["refused"])
         #expect(location == CGPoint(x: 12, y: 34))
         #expect(await session.outcome == .dropped)
         #expect(try await drag.types == nil)

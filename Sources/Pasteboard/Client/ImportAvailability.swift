@@ -49,7 +49,7 @@ final class ImportAvailability<Payload: Transferable> {
     /// Re-reads the state from the server (normally unnecessary: changes arrive by signal).
     /// `Types` and `CanRead` only: still no data is read.
     func refresh() async {
-        guard let (count, types) = try? await pasteboard.proxy.types(pasteboard.name.rawValue) else {
+        guard case let (count, types)? = try? await pasteboard.proxy.types(pasteboard.name.rawValue) else {
             await update(changeCount: state.changeCount, types: [])
             return
         }

@@ -100,13 +100,13 @@ public final class DragSession: Sendable {
         pasteboard: Pasteboard, after count: Int, signals: AsyncStream<PasteboardProxy.Change>, cancelling: Cancelling
     ) async -> Outcome {
         for await change in signals where change.count > UInt64(count) {
-            return await outcome(of: change.count, types: change.types, pasteboard: pasteboard, cancelling: cancelling)
+            return await verdict(of: change.count, types: change.types, pasteboard: pasteboard, cancelling: cancelling)
         }
         var changes = pasteboard.changes
         changes.startsWithCurrentState = true
         for await change in changes where change.changeCount > count {
             let types = change.types.map(\.pasteboardType)
-            return await outcome(of: UInt64(change.changeCount), types: types, pasteboard: pasteboard, cancelling: cancelling)
+            return await verdict(of: UInt64(change.changeCount), types: types, pasteboard: pasteboard, cancelling: cancelling)
         }
         return .cancelled  // only when the session itself went away
     }
@@ -114,14 +114,14 @@ public final class DragSession: Sendable {
     /// What the change that ended the drag means: contents that replaced it are a cancel;
     /// emptying it is this session's cancel if its clear succeeded (then that clear was the
     /// change), else a destination's drop.
-    private static func outcome(of count: UInt64, types: [String], pasteboard: Pasteboard, cancelling: Cancelling) async -> Outcome {
+    private static func verdict(of count: UInt64, types: [String], pasteboard: Pasteboard, cancelling: Cancelling) async -> Outcome {
         guard types.isEmpty else { return .cancelled }
         if let clear = cancelling.task.withLock({ $0 }), (try? await clear.value) == true {
             return .cancelled
         }
         // A concealed write's signal carries no types either: ask, when the answer still
         // belongs to that change.
-        if let (now, current) = try? await pasteboard.proxy.types(pasteboard.name.rawValue), now == count, !current.isEmpty {
+        if case let (now, current)? = try? await pasteboard.proxy.types(pasteboard.name.rawValue), now == count, !current.isEmpty {
             return .cancelled
         }
         return .dropped
