@@ -47,7 +47,7 @@ func drag(_ start: () async throws -> DragSession) async throws {
             Task { _ = try? await session.cancel() }
         }
     }.start()
-    switch await session.outcome {
+    switch try await session.outcome {
     case .dropped: say("outcome dropped")
     case .cancelled: say("outcome cancelled")
     }

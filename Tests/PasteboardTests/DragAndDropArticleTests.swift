@@ -65,7 +65,7 @@ struct DragAndDropArticleTests {
         #expect(await eventually { board.dropArea.isTargeted })
         #expect(try await board.drop(at: CGPoint(x: 40, y: 120)))
         #expect(board.cards == [Card(title: "Call the plumber")])
-        #expect(await session.outcome == .dropped)
+        #expect(try await ending(of: session) == .dropped)
 
         // Everyone else gets the title.
         let several = try await draggable(contentsOf: [Card(title: "a"), Card(title: "b")], pasteboard: drag)
@@ -74,7 +74,7 @@ struct DragAndDropArticleTests {
         var received: [String] = []
         #expect(try await titles.drop { values in received = values; return true })
         #expect(received == ["a", "b"])
-        #expect(await several.outcome == .dropped)
+        #expect(try await ending(of: several) == .dropped)
     }
 
     @Test("know how the drag ended; when the drag is gone the drop returns false")
@@ -87,7 +87,7 @@ struct DragAndDropArticleTests {
         #expect(await eventually { board.dropArea.isTargeted })
         // The person pressed Escape:
         try await session.cancel()
-        #expect(await session.outcome == .cancelled)
+        #expect(try await ending(of: session) == .cancelled)
 
         let accepted = try await board.drop(at: CGPoint(x: 40, y: 120))
         #expect(!accepted)

@@ -105,7 +105,7 @@ struct DragAndDropTests {
         try await peer.expectLine("accepted true")
         try await peer.expectLine("untargeted")
         #expect(try await peer.finish() == 0)
-        #expect(await session.outcome == .dropped)
+        #expect(try await ending(of: session) == .dropped)
         #expect(try await session.cancel() == false, "a dropped drag cannot be cancelled")
         #expect(try await drag.changeCount == session.changeCount + 1)
     }
@@ -150,7 +150,7 @@ struct DragAndDropTests {
 
         #expect(try await session.cancel())
         #expect(try await session.cancel(), "the same answer again")
-        #expect(await session.outcome == .cancelled)
+        #expect(try await ending(of: session) == .cancelled)
         let afterCancel = try await drag.changeCount
         #expect(afterCancel == session.changeCount + 1)
         #expect(try await drag.types == nil)
@@ -170,7 +170,7 @@ struct DragAndDropTests {
         #expect(await eventually { destination.isTargeted })
         let second = try await draggable(DragCard(title: "second"), pasteboard: drag)
         #expect(second.changeCount == first.changeCount + 1)
-        #expect(await first.outcome == .cancelled)
+        #expect(try await ending(of: first) == .cancelled)
         #expect(try await first.cancel() == false)
         #expect(try await drag.changeCount == second.changeCount, "the first drag's cancel did not touch the second")
 
@@ -178,7 +178,34 @@ struct DragAndDropTests {
         var received: [DragCard] = []
         #expect(try await destination.drop { cards in received = cards; return true })
         #expect(received == [DragCard(title: "second")])
-        #expect(await second.outcome == .dropped)
+        #expect(try await ending(of: second) == .dropped)
+    }
+
+    @Test("a drag replaced between targeting and the drop: the drop returns false and leaves the new drag alone")
+    func replacedBeforeDrop() async throws {
+        let world = try await World()
+        let drag = world.pasteboard(.drag)
+        let destination = DropDestination(payloadType: DragCard.self, pasteboard: drag)
+        let first = try await draggable(DragCard(title: "first"), pasteboard: drag)
+        #expect(await eventually { destination.isTargeted })
+        await destination.refresh()
+
+        // Another program's drag replaces it while this actor is held, so that the destination
+        // cannot have seen the change when the drop begins: it still targets the first drag.
+        let file = try temporaryFile(try JSONEncoder().encode(DragCard(title: "second")), extension: "json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let pid = try spawnDetached(try Paths.product("pbctl"), ["--address", world.address, "-p", "drag", "copy", file.path, "-t", UTType.dragCard.identifier])
+        #expect(reap(pid) == 0)
+        // No suspension before the drop, or the destination could catch up.
+        #expect(try await !destination.drop { _ in Issue.record("the action ran"); return true })
+        #expect(try await drag.changeCount == first.changeCount + 1, "one change, the new drag's: nothing else stored")
+        #expect(try await ending(of: first) == .cancelled)
+
+        // The new drag is targeted in its turn, and drops.
+        await destination.refresh()
+        var received: [DragCard] = []
+        #expect(try await destination.drop { cards in received = cards; return true })
+        #expect(received == [DragCard(title: "second")])
     }
 
     @Test("an action that refuses the values: the drop returns false, and the drag is finished")
@@ -198,7 +225,7 @@ struct DragAndDropTests {
         #expect(!accepted)
         #expect(received == ["refused"])
         #expect(location == CGPoint(x: 12, y: 34))
-        #expect(await session.outcome == .dropped)
+        #expect(try await ending(of: session) == .dropped)
         #expect(try await drag.types == nil)
     }
 
@@ -237,6 +264,19 @@ struct DragAndDropTests {
         try await draggable(DragCard(title: "fleeting"), pasteboard: drag)
         let history = try await drag.proxy.history(drag.name.rawValue)
         #expect(history.allSatisfy { !$0.types.contains(UTType.dragCard.pasteboardType) }, "\(history)")
+    }
+
+    @Test("waiting for the outcome stops when the waiting task is cancelled; the drag goes on")
+    func cancelledWait() async throws {
+        let world = try await World()
+        let drag = world.pasteboard(.drag)
+        let session = try await draggable(DragCard(title: "still here"), pasteboard: drag)
+        let wait = Task { try await session.outcome }
+        wait.cancel()
+        await #expect(throws: CancellationError.self) { try await wait.value }
+        #expect(try await drag.changeCount == session.changeCount, "the drag is still on the pasteboard")
+        #expect(try await session.cancel())
+        #expect(try await ending(of: session) == .cancelled)
     }
 
     @Test("a released destination is freed, and stops following")
@@ -330,5 +370,22 @@ final class TargetRecorder<Payload: Transferable> {
                 self.observe(destination, record: record)
             }
         }
+    }
+}
+
+/// How `session` ended, waiting up to `timeout` (generous: this is not a measure of speed, only
+/// a way to fail rather than hang when a drag never ends).
+func ending(of session: DragSession, timeout: Duration = .seconds(60)) async throws -> DragSession.Outcome {
+    try await withThrowingTaskGroup(of: DragSession.Outcome?.self) { group in
+        group.addTask { try await session.outcome }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let outcome = first else {
+            throw TestSupportError("the drag at change \(session.changeCount) did not end within \(timeout)")
+        }
+        return outcome
     }
 }

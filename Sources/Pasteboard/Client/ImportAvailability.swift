@@ -67,6 +67,12 @@ final class ImportAvailability<Payload: Transferable> {
 
     /// Decides from `types`, or with `CanRead` when there are none, and reports the state
     /// unless a later one has been reported meanwhile (a refresh and a signal can cross).
+    ///
+    /// `CanRead` answers for the contents at the time it is answered, which may be a later
+    /// change than `changeCount`: the count is read again after it, and an answer that belongs
+    /// to a later change is dropped, since that change's own signal is on its way. (Otherwise a
+    /// state could pair one change's count with the next one's contents, and a drop would
+    /// expect the wrong drag.)
     private func update(changeCount: Int, types: [String]) async {
         let canImport: Bool
         if !types.isEmpty {
@@ -74,6 +80,7 @@ final class ImportAvailability<Payload: Transferable> {
         } else {
             let readable = Payload.importableContentTypes
             canImport = (try? await pasteboard.canReadItem(withDataConformingToTypes: readable)) ?? false
+            if canImport, let now = try? await pasteboard.changeCount, now != changeCount { return }
         }
         guard changeCount >= state.changeCount else { return }
         state = State(changeCount: changeCount, canImport: canImport)

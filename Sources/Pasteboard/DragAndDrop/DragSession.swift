@@ -8,7 +8,7 @@ import Synchronization
 /// // When the person starts dragging a row:
 /// let session = try await draggable(todo)
 /// // If they press Escape: session.cancel()
-/// switch await session.outcome {
+/// switch try await session.outcome {
 /// case .dropped: break               // a destination took it (and emptied the drag pasteboard)
 /// case .cancelled: showSlideBack()
 /// }
@@ -43,8 +43,10 @@ public final class DragSession: Sendable {
 
     /// The clear that ``cancel()`` started, once it has.
     private let cancelling: Cancelling
-    /// Resolves to the outcome once the drag pasteboard has moved past ``changeCount``.
-    private let ending: Task<Outcome, Never>
+    /// The outcome, once the drag pasteboard has moved past ``changeCount``.
+    private let ended = Resolution<Outcome>()
+    /// Watches the drag pasteboard until then.
+    private let watching: Task<Void, Never>
 
     /// - Parameter signals: The drag pasteboard's `Changed` signals, subscribed to before the
     ///   drag was written, so that the change that ends it cannot be missed.
@@ -53,21 +55,25 @@ public final class DragSession: Sendable {
         self.changeCount = changeCount
         let cancelling = Cancelling()
         self.cancelling = cancelling
-        ending = Task {
-            await Self.watch(pasteboard: pasteboard, after: changeCount, signals: signals, cancelling: cancelling)
+        let ended = ended
+        watching = Task {
+            ended.resolve(await Self.watch(pasteboard: pasteboard, after: changeCount, signals: signals, cancelling: cancelling))
         }
     }
 
     /// Stops watching: nobody can ask for the outcome any more. The drag itself stays on the
     /// pasteboard until it is dropped or replaced.
     deinit {
-        ending.cancel()
+        watching.cancel()
     }
 
     /// How the drag ended, once it has: waits until a destination drops it, ``cancel()`` is
     /// called, or another write replaces it.
+    ///
+    /// - Throws: `CancellationError` when the waiting task is cancelled first (the view that
+    ///   waited went away, say); the drag goes on, and can be awaited again.
     public var outcome: Outcome {
-        get async { await ending.value }
+        get async throws { try await ended.value }
     }
 
     /// Ends the drag without a drop (the person pressed Escape, or released it over nothing):
@@ -108,7 +114,7 @@ public final class DragSession: Sendable {
             let types = change.types.map(\.pasteboardType)
             return await verdict(of: UInt64(change.changeCount), types: types, pasteboard: pasteboard, cancelling: cancelling)
         }
-        return .cancelled  // only when the session itself went away
+        return .cancelled  // only when the session went away, and nobody can ask any more
     }
 
     /// What the change that ended the drag means: contents that replaced it are a cancel;

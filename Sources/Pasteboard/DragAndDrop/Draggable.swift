@@ -4,7 +4,7 @@
 ///
 /// ```swift
 /// let session = try await draggable(todo)
-/// let outcome = await session.outcome   // .dropped or .cancelled
+/// let outcome = try await session.outcome   // .dropped or .cancelled
 /// ```
 ///
 /// The value offers every representation it can export, richest first, as
