@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -27,6 +28,22 @@ enum DeclaredTodo {
         var title: String
         static var transferRepresentation: some TransferRepresentation {
             CodableRepresentation(contentType: DeclaredTodo.type)
+        }
+    }
+}
+
+/// A type declared with `pbctl types declare` by someone else, before the Swift app starts:
+/// its `UTType` is made only then (``current``), as an app's `static let` would be.
+enum PbctlDeclaredTodo {
+    static let suffix = UUID().uuidString.prefix(8).lowercased()
+    static let identifier = "org.pasteboardd.tests.pbctl-todo-\(suffix)"
+    static let mimeType = "application/vnd.pasteboardd-tests.pbctl-todo-\(suffix)+json"
+    static let current = Mutex<UTType>(.json)
+
+    struct Item: Codable, Equatable, Transferable {
+        var title: String
+        static var transferRepresentation: some TransferRepresentation {
+            CodableRepresentation(contentType: PbctlDeclaredTodo.current.withLock { $0 })
         }
     }
 }
@@ -63,6 +80,26 @@ struct DeclaredTypeBindingTests {
         let pasted = try await world.pbctl("paste", "-t", "application/json")
         #expect(pasted.status == 0)
         #expect(try JSONDecoder().decode(DeclaredTodo.Item.self, from: pasted.stdout) == DeclaredTodo.Item(title: "Walk the dog"))
+    }
+
+    @Test("declared with pbctl, a type is known to a Swift app started after, which reads a todo another program copied")
+    func declaredWithPbctl() async throws {
+        try Self.requireTestDataHome()
+        let world = try await World()
+        let declare = try await world.pbctl(
+            "types", "declare", PbctlDeclaredTodo.identifier, "--mime", PbctlDeclaredTodo.mimeType, "--conforms-to", "public.json")
+        #expect(declare.status == 0, "\(declare)")
+        defer { _ = try? TypeDeclarationInstaller().undeclare(identifier: PbctlDeclaredTodo.identifier, scope: .user) }
+        // The app starts now: it reads the MIME database afresh, and names its type.
+        MIMEDatabase.reload()
+        let todo = UTType(exportedAs: PbctlDeclaredTodo.identifier, conformingTo: .json)
+        PbctlDeclaredTodo.current.withLock { $0 = todo }
+        #expect(todo.pasteboardType == PbctlDeclaredTodo.mimeType)
+
+        let json = #"{"title":"Buy milk"}"#
+        #expect(try await world.pbctl("copy", "-t", PbctlDeclaredTodo.identifier, input: Data(json.utf8)).status == 0)
+        #expect(try await world.pasteboard().loadTransferable(type: PbctlDeclaredTodo.Item.self) == PbctlDeclaredTodo.Item(title: "Buy milk"))
+        #expect(try await world.pasteboard().string(forType: .json) == json, "read as JSON by the server's conformance")
     }
 
     @Test("a bad declaration throws what to change, and installs nothing")
