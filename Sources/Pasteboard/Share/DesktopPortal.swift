@@ -27,7 +27,7 @@ struct DesktopPortal: Sendable {
             throw ShareError(
                 .portalMissing,
                 "There is no session bus to reach the desktop portal on (\(error.message)). Sharing needs a desktop "
-                    + "session running xdg-desktop-portal with a backend (xdg-desktop-portal-gnome, -kde, -gtk or -wlr).")
+                    + "session running xdg-desktop-portal with a backend: " + Self.backends + ".")
         }
     }
 
@@ -73,6 +73,8 @@ struct DesktopPortal: Sendable {
                 throw ShareError(.failed, "The desktop portal answered \(interface).\(method) without a request handle.")
             }
             handle = path
+        } catch let error as DBusError where error.name == DBusError.cancelledName {
+            throw CancellationError()
         } catch let error as DBusError {
             throw Self.convert(error, interface: interface, method: method)
         }
@@ -104,6 +106,9 @@ struct DesktopPortal: Sendable {
         connection.send([close])
     }
 
+    /// The packages of the portal backends that provide OpenURI and Email, for the errors.
+    static let backends = "xdg-desktop-portal-gnome, xdg-desktop-portal-kde or xdg-desktop-portal-gtk"
+
     /// An error reply, as something to act on: a missing portal or interface names what to
     /// install.
     static func convert(_ error: DBusError, interface: String, method: String) -> ShareError {
@@ -112,15 +117,14 @@ struct DesktopPortal: Sendable {
             ShareError(
                 .portalMissing,
                 "No desktop portal on the session bus: nobody owns \(busName) and none could be started. Install "
-                    + "xdg-desktop-portal and a backend for your desktop (xdg-desktop-portal-gnome, -kde, -gtk or -wlr), "
-                    + "then log in again.")
+                    + "xdg-desktop-portal and a backend for your desktop (" + backends + "), then log in again.")
         case "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
             "org.freedesktop.DBus.Error.UnknownObject":
             ShareError(
                 .portalMissing,
                 "The desktop portal has no \(interface).\(method): xdg-desktop-portal provides it only with a backend "
-                    + "that implements it. Install one for your desktop (xdg-desktop-portal-gnome, -kde or -gtk), then "
-                    + "log in again. (\(error.message))")
+                    + "that implements it. Install one for your desktop (" + backends + "), then log in again. "
+                    + "(\(error.message))")
         default:
             ShareError(.failed, "The desktop portal refused \(interface).\(method): \(error).")
         }
