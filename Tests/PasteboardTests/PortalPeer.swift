@@ -30,6 +30,8 @@ struct PortalCall: Sendable {
     let member: String
     let signature: String
     let parentWindow: String?
+    /// The `uri` of OpenURI.OpenURI.
+    let uri: String?
     /// The options, each value out of its variant.
     let options: [String: DBusValue]
     /// The bytes of each descriptor passed (`fd` of OpenFile, `attachment_fds` of ComposeEmail).
@@ -105,11 +107,11 @@ final class PortalPeer: DBusObject {
             return call.fail(.unknownMethod("No such interface “\(call.interface ?? "")” on object at path \(call.path)"))
         }
         var problems: [String] = []
-        let expected: (member: String, signature: String) = interface == Self.email ? ("ComposeEmail", "sa{sv}") : ("OpenFile", "sha{sv}")
-        guard call.member == expected.member else {
-            return call.fail(.unknownMethod("this peer answers only \(interface).\(expected.member), not \(call.member)"))
+        let signatures = interface == Self.email ? ["ComposeEmail": "sa{sv}"] : ["OpenFile": "sha{sv}", "OpenURI": "ssa{sv}"]
+        guard let expected = signatures[call.member] else {
+            return call.fail(.unknownMethod("this peer answers only \(signatures.keys.sorted()) of \(interface), not \(call.member)"))
         }
-        if call.signature != expected.signature { problems.append("signature \(call.signature), not \(expected.signature)") }
+        if call.signature != expected { problems.append("signature \(call.signature), not \(expected)") }
 
         let arguments = call.arguments
         let parentWindow = arguments.first?.stringValue
@@ -123,7 +125,9 @@ final class PortalPeer: DBusObject {
         }
 
         var descriptors: [UnixFileDescriptor] = []
-        if interface == Self.openURI {
+        if call.member == "OpenURI" {
+            if arguments.count < 2 || arguments[1].stringValue == nil { problems.append("no uri") }
+        } else if interface == Self.openURI {
             if let fd = arguments.dropFirst().first?.fileDescriptorValue { descriptors.append(fd) } else { problems.append("no fd") }
         } else if let attachments = options["attachment_fds"] {
             if case .array("h", let elements) = attachments {
@@ -156,7 +160,7 @@ final class PortalPeer: DBusObject {
 
         let record = PortalCall(
             interface: interface, member: call.member, signature: call.signature, parentWindow: parentWindow,
-            options: options, files: descriptors.map(Self.contents), paths: descriptors.map(Self.path),
+            uri: call.member == "OpenURI" ? arguments.dropFirst().first?.stringValue : nil, options: options, files: descriptors.map(Self.contents), paths: descriptors.map(Self.path),
             readOnly: descriptors.allSatisfy { fcntl($0.rawValue, F_GETFL) & O_ACCMODE == O_RDONLY },
             handle: handle, problems: problems)
         state.withLock { $0.calls.append(record) }

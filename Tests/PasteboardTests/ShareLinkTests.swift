@@ -236,6 +236,31 @@ struct ShareLinkTests {
         #expect(call.paths == [file.resolvingSymlinksInPath().path])
     }
 
+    @Test("a web link goes to OpenURI.OpenURI as itself, and into an email's body after the message")
+    func webLink() async throws {
+        let share = try await ShareWorld()
+        defer { share.remove() }
+        let url = try #require(URL(string: "https://example.com/recipes/42?lang=en"))
+
+        #expect(try await share.link(url).share() == .shared)
+        #expect(try await share.link(url, subject: "Pancakes", message: "Try these:").share(via: .email(to: ["ada@example.com"])) == .shared)
+
+        let calls = share.calls
+        try #require(calls.count == 2)
+        #expect(calls.map(\.problems) == [[], []])
+        #expect(calls[0].interface == "org.freedesktop.portal.OpenURI")
+        #expect(calls[0].member == "OpenURI")
+        #expect(calls[0].signature == "ssa{sv}")
+        #expect(calls[0].uri == "https://example.com/recipes/42?lang=en")
+        #expect(Set(calls[0].options.keys) == ["handle_token", "ask"])
+        #expect(calls[0].options["ask"] == .boolean(true))
+        #expect(calls[1].member == "ComposeEmail")
+        #expect(Set(calls[1].options.keys) == ["handle_token", "addresses", "subject", "body"])
+        #expect(calls[1].options["body"] == .string("Try these:\n\nhttps://example.com/recipes/42?lang=en"))
+        #expect(calls[1].files == [])
+        #expect(share.leftFiles == [])
+    }
+
     @Test("an item whose exportingCondition refuses is not offered, and the portal is not called")
     func refusedByExportingCondition() async throws {
         let share = try await ShareWorld()

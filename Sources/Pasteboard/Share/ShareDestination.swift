@@ -7,7 +7,7 @@
 /// ```
 public struct ShareDestination: Sendable, Hashable, CustomStringConvertible {
     enum Kind: Sendable, Hashable {
-        /// `org.freedesktop.portal.OpenURI.OpenFile` with `ask`.
+        /// `org.freedesktop.portal.OpenURI.OpenFile` (`OpenURI` for a link) with `ask`.
         case appChooser
         /// `org.freedesktop.portal.Email.ComposeEmail` with the item attached.
         case email(to: [String], cc: [String], bcc: [String])
@@ -15,13 +15,14 @@ public struct ShareDestination: Sendable, Hashable, CustomStringConvertible {
 
     let kind: Kind
 
-    /// The desktop's app chooser (`org.freedesktop.portal.OpenURI`, `OpenFile` with `ask`): the
-    /// person picks the program that opens the shared file. The nearest thing to a share sheet,
-    /// and the default.
+    /// The desktop's app chooser (`org.freedesktop.portal.OpenURI`: `OpenFile`, or `OpenURI` for
+    /// a web link, with `ask`): the person picks the program that opens the shared item. The
+    /// nearest thing to a share sheet, and the default.
     public static let appChooser = ShareDestination(kind: .appChooser)
 
     /// A new email in the person's mail program (`org.freedesktop.portal.Email`), with the item
-    /// attached, the link's subject as its subject and its message as its body.
+    /// attached (a web link goes in the body instead), the link's subject as its subject and
+    /// its message as its body.
     ///
     /// - Parameters:
     ///   - addresses: Recipients filled in; none leaves them to the person.

@@ -17,11 +17,14 @@ import Foundation
 ///
 /// Sharing exports the item through its ``Transferable/transferRepresentation`` with the same
 /// rule as writing it to a pasteboard, and takes the first representation (the richest), so
-/// list the one other programs should open first. A ``FileRepresentation`` shares its file;
-/// data is written to a new temporary file named by `suggestedFileName(_:)`, else by the
-/// preview's title, with the content type's extension. The file is opened read-only and handed
-/// to the portal as a file descriptor (`org.freedesktop.portal.OpenURI.OpenFile`, or
-/// `attachment_fds` of `org.freedesktop.portal.Email.ComposeEmail`).
+/// list the one other programs should open first. A ``FileRepresentation`` shares its file, and
+/// a file URL the file it names; data is written to a new temporary file named by
+/// `suggestedFileName(_:)`, else by the preview's title, with the content type's extension.
+/// The file is opened read-only and handed to the portal as a file descriptor
+/// (`org.freedesktop.portal.OpenURI.OpenFile`, or `attachment_fds` of
+/// `org.freedesktop.portal.Email.ComposeEmail`). A web link (a `URL` that is not a file) is
+/// handed over as itself: `OpenURI.OpenURI` in the app chooser, after the message in an email's
+/// body.
 ///
 /// Representations whose `exportingCondition` refuses the item, and `.ownProcess` ones, are not
 /// offered; when none is left the item is not shareable (``isAvailable`` is false and
@@ -93,36 +96,48 @@ public struct ShareLink<Item: Transferable> {
     ///   closed).
     @discardableResult
     public func share(via destination: ShareDestination = .appChooser, parentWindow: String = "") async throws -> ShareOutcome {
-        let file = try await ShareFile.export(item, preview: preview, in: temporaryRoot)
+        let content = try await ShareContent.export(item, preview: preview, in: temporaryRoot)
         let outcome: ShareOutcome
         do {
-            outcome = try await send(file, to: destination, parentWindow: parentWindow)
+            outcome = try await send(content, to: destination, parentWindow: parentWindow)
         } catch {
-            file.discard()
+            content.discard()
             throw error
         }
-        if outcome == .cancelled { file.discard() }
+        if outcome == .cancelled { content.discard() }
         return outcome
     }
 
-    /// The portal call for `destination`, with the file's descriptor.
-    private func send(_ file: ShareFile, to destination: ShareDestination, parentWindow: String) async throws -> ShareOutcome {
+    /// The portal call for `destination`: the file's descriptor, or the link.
+    private func send(_ content: ShareContent, to destination: ShareDestination, parentWindow: String) async throws -> ShareOutcome {
         let portal = try DesktopPortal(address: address)
         defer { portal.close() }
-        switch destination.kind {
-        case .appChooser:
+        switch (destination.kind, content) {
+        case (.appChooser, .file(let file)):
             return try await portal.request(
                 interface: DesktopPortal.openURIInterface, method: "OpenFile",
                 arguments: [.string(parentWindow), .unixFD(file.descriptor)],
                 options: [("ask", .boolean(true)), ("writable", .boolean(false))])
-        case .email(let to, let cc, let bcc):
+        case (.appChooser, .link(let url)):
+            return try await portal.request(
+                interface: DesktopPortal.openURIInterface, method: "OpenURI",
+                arguments: [.string(parentWindow), .string(url.absoluteString)],
+                options: [("ask", .boolean(true))])
+        case (.email(let to, let cc, let bcc), _):
             var options: [(String, DBusValue)] = []
             if !to.isEmpty { options.append(("addresses", .strings(to))) }
             if !cc.isEmpty { options.append(("cc", .strings(cc))) }
             if !bcc.isEmpty { options.append(("bcc", .strings(bcc))) }
             if let subject { options.append(("subject", .string(subject))) }
-            if let message { options.append(("body", .string(message))) }
-            options.append(("attachment_fds", .array(element: "h", [.unixFD(file.descriptor)])))
+            switch content {
+            case .file(let file):
+                if let message { options.append(("body", .string(message))) }
+                options.append(("attachment_fds", .array(element: "h", [.unixFD(file.descriptor)])))
+            case .link(let url):
+                // A link goes in the body, after the message.
+                let body = [message, url.absoluteString].compactMap { $0 }.joined(separator: "\n\n")
+                options.append(("body", .string(body)))
+            }
             return try await portal.request(
                 interface: DesktopPortal.emailInterface, method: "ComposeEmail",
                 arguments: [.string(parentWindow)], options: options)
