@@ -76,7 +76,10 @@ struct SharingTests {
         #expect(calls[2].options["addresses"] == .strings(["grace@example.com"]))
         #expect(calls[2].options["subject"] == .string("Pancakes"))
         #expect(calls[2].options["body"] == .string("Try these on Sunday"))
-        #expect(calls[2].files == [shared])
+        // Exported again: the same recipe (JSONEncoder's key order may differ from one export
+        // to the next, so the values are compared, not the bytes).
+        let attached = try #require(calls[2].files.first)
+        #expect(try JSONDecoder().decode(Sharing.Recipe.self, from: attached) == pancakes)
         // The shared files stay for the programs that open them; the cancelled one is gone.
         for call in [calls[0], calls[2]] {
             let path = try #require(call.paths.first)
@@ -108,5 +111,35 @@ struct SharingTests {
         #expect(messages.count == 1)
         #expect(messages.first?.contains("Install one for your desktop (xdg-desktop-portal-gnome") == true)
         #expect(portal.calls.isEmpty)
+    }
+}
+
+/// A main-actor model keeping a link, as a toolkit's view model would: it compiles because the
+/// link of a `Sendable` item is `Sendable`.
+@MainActor
+final class RecipeScreen {
+    let link: ShareLink<Sharing.Recipe>
+
+    init(recipe: Sharing.Recipe, address: String) {
+        link = ShareLink(item: recipe, preview: SharePreview(recipe.title), address: address)
+    }
+
+    /// What the Share button's click handler calls.
+    func shareClicked() async throws -> ShareOutcome {
+        try await link.share()
+    }
+}
+
+@Suite("Sharing from the main actor")
+struct SharingMainActorTests {
+    @Test("a main-actor model shares its link")
+    @MainActor
+    func mainActor() async throws {
+        let world = try await World(server: false)
+        let portal = try await PortalPeer(address: world.address, answer: .response(1))
+        let screen = RecipeScreen(recipe: Sharing.Recipe(title: "Waffles", steps: ["Mix", "Bake"]), address: world.address)
+
+        #expect(try await screen.shareClicked() == .cancelled)
+        #expect(portal.calls.first?.paths.first?.hasSuffix("/Waffles.json") == true)
     }
 }

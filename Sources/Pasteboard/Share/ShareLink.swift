@@ -35,6 +35,9 @@ import Foundation
 /// possibly after the portal has answered.
 ///
 /// A share never touches a pasteboard.
+///
+/// The link is `Sendable` when its item is, so a main-actor view model can keep one and call
+/// ``share(via:parentWindow:)`` from a button's action.
 public struct ShareLink<Item: Transferable> {
     /// What is shared.
     public let item: Item
