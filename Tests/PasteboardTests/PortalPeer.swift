@@ -22,6 +22,8 @@ enum PortalAnswer: Sendable {
     /// Replies with the handle and exports a request object there, but never answers: as a
     /// dialog the person has not finished with. `Request.Close` on it is recorded.
     case noResponse
+    /// As ``noResponse``, but the reply too waits, until ``PortalPeer/releaseHeldReplies()``.
+    case holdReply
 }
 
 /// One call the peer received, decoded and checked.
@@ -54,6 +56,16 @@ final class PortalPeer: DBusObject {
     let interfaces: Set<String>
     private let state: Mutex<(answer: PortalAnswer, calls: [PortalCall])>
     private let nextLegacyHandle = Atomic<Int>(1)
+    /// Replies withheld by ``PortalAnswer/holdReply``.
+    private let heldReplies = Mutex<[(call: MethodCall, handle: String)]>([])
+
+    /// Sends the replies withheld so far.
+    func releaseHeldReplies() {
+        for held in heldReplies.withLock({ held in defer { held = [] }; return held }) {
+            held.call.reply([.objectPath(held.handle)])
+        }
+    }
+
     /// The request handles `Request.Close` was called on.
     let closedRequests = Collected<String>()
 
@@ -154,7 +166,7 @@ final class PortalPeer: DBusObject {
             handle = "/org/freedesktop/portal/desktop/request/legacy/\(nextLegacyHandle.wrappingAdd(1, ordering: .relaxed).oldValue)"
             signals.append(Self.response(2, on: predicted))
             signals.append(Self.response(code, on: handle))
-        case .noResponse:
+        case .noResponse, .holdReply:
             try? connection.export(PendingRequest(closed: closedRequests), at: predicted)
         }
 
@@ -164,6 +176,10 @@ final class PortalPeer: DBusObject {
             readOnly: descriptors.allSatisfy { fcntl($0.rawValue, F_GETFL) & O_ACCMODE == O_RDONLY },
             handle: handle, problems: problems)
         state.withLock { $0.calls.append(record) }
+        if case .holdReply = answer {
+            heldReplies.withLock { $0.append((call, handle)) }
+            return
+        }
         call.reply([.objectPath(handle)], followedBy: signals)
     }
 

@@ -158,9 +158,12 @@ struct ShareLinkTests {
         #expect(share.calls.first?.handle.hasPrefix("/org/freedesktop/portal/desktop/request/legacy/") == true)
     }
 
-    @Test("cancelling the task closes the portal's request and throws CancellationError")
-    func taskCancelled() async throws {
-        let share = try await ShareWorld(answer: .noResponse)
+    /// Cancelled while the dialog is open (`.noResponse`), and while the portal has not yet
+    /// replied (`.holdReply`, released after the cancel): either way the request is closed once
+    /// its handle is known.
+    @Test("cancelling the task closes the portal's request and throws CancellationError", arguments: [PortalAnswer.noResponse, .holdReply])
+    func taskCancelled(answer: PortalAnswer) async throws {
+        let share = try await ShareWorld(answer: answer)
         defer { share.remove() }
         let link = share.link("never answered")
 
@@ -168,6 +171,7 @@ struct ShareLinkTests {
         let called = await eventually(timeout: .seconds(20)) { share.calls.count == 1 }
         try #require(called, "the portal peer received no call")
         task.cancel()
+        share.portal?.releaseHeldReplies()
 
         await #expect(throws: CancellationError.self) { try await task.value }
         let handle = try #require(share.calls.first?.handle)
@@ -316,6 +320,16 @@ struct ShareLinkTests {
         let error = await #expect(throws: ShareError.self) { try await link.share() }
         #expect(error?.code == .portalMissing)
         #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == [])
+    }
+
+    @Test("file names are one path component: the suggestion, else the title with the type's extension")
+    func fileNames() {
+        #expect(ShareFile.fileName(suggested: "Notes.txt", preview: SharePreview("Ignored"), type: .utf8PlainText) == "Notes.txt")
+        #expect(ShareFile.fileName(suggested: "../etc/passwd", preview: nil, type: .utf8PlainText) == "..-etc-passwd")
+        #expect(ShareFile.fileName(suggested: nil, preview: SharePreview("Q3/Q4 plan"), type: .utf8PlainText) == "Q3-Q4 plan.txt")
+        #expect(ShareFile.fileName(suggested: nil, preview: SharePreview("plan.TXT"), type: .utf8PlainText) == "plan.TXT")
+        #expect(ShareFile.fileName(suggested: " ", preview: SharePreview(".."), type: .utf8PlainText) == "Shared item.txt")
+        #expect(ShareFile.fileName(suggested: nil, preview: nil, type: .png) == "Shared item.png")
     }
 
     @Test("the real xdg-desktop-portal without a backend has no OpenURI: .portalMissing")

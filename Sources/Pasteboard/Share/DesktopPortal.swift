@@ -46,8 +46,8 @@ struct DesktopPortal: Sendable {
     /// another handle, and this way the answer on that one is not missed either. Only the
     /// returned handle's answer counts.
     ///
-    /// When the task is cancelled, the request is closed (`Request.Close` ends the dialog) and
-    /// `CancellationError` is thrown.
+    /// When the task is cancelled, the request is closed once its handle is known
+    /// (`Request.Close` ends the dialog) and `CancellationError` is thrown.
     ///
     /// - Returns: `.shared` for the response 0, `.cancelled` for 1.
     /// - Throws: ``ShareError/Code/portalMissing`` when nobody owns the portal's name or it
@@ -66,17 +66,24 @@ struct DesktopPortal: Sendable {
         let optionEntries = ([("handle_token", DBusValue.string(token))] + options).map { (DBusValue.string($0.0), DBusValue.variant($0.1)) }
         let handle: String
         do {
-            let reply = try await connection.call(
-                destination: Self.busName, path: Self.objectPath, interface: interface, method: method,
-                arguments: arguments + [.dictionary(key: "s", value: "v", optionEntries)])
+            // Not cancelled with the task: a call cancelled in flight would leave a dialog
+            // open whose handle nobody knows. Once the handle is here it can be closed.
+            let call = Task { [connection] () async throws(DBusError) -> [DBusValue] in
+                try await connection.call(
+                    destination: Self.busName, path: Self.objectPath, interface: interface, method: method,
+                    arguments: arguments + [.dictionary(key: "s", value: "v", optionEntries)])
+            }
+            let reply = try await call.value
             guard case .objectPath(let path)? = reply.first else {
                 throw ShareError(.failed, "The desktop portal answered \(interface).\(method) without a request handle.")
             }
             handle = path
-        } catch let error as DBusError where error.name == DBusError.cancelledName {
-            throw CancellationError()
         } catch let error as DBusError {
             throw Self.convert(error, interface: interface, method: method)
+        }
+        if Task.isCancelled {
+            closeRequest(handle)
+            throw CancellationError()
         }
         for await response in responses where response.path == handle {
             let values = response.arguments()
