@@ -81,11 +81,8 @@ struct DesktopPortal: Sendable {
         } catch let error as DBusError {
             throw Self.convert(error, interface: interface, method: method)
         }
-        if Task.isCancelled {
-            closeRequest(handle)
-            throw CancellationError()
-        }
-        for await response in responses where response.path == handle {
+        // The stream ends when the task is cancelled, or the connection lost.
+        for await response in responses where !Task.isCancelled && response.path == handle {
             let values = response.arguments()
             switch values.first?.uint32Value {
             case 0: return .shared
@@ -94,7 +91,7 @@ struct DesktopPortal: Sendable {
                 throw ShareError(
                     .failed,
                     "The desktop portal could not complete \(interface).\(method) (response \(code.map(String.init) ?? "missing")). "
-                        + "Its log says why: journalctl --user -u xdg-desktop-portal, or run /usr/libexec/xdg-desktop-portal -v.")
+                        + "Its log says why: journalctl --user -u xdg-desktop-portal.")
             }
         }
         if Task.isCancelled {
