@@ -165,7 +165,15 @@ let package = Package(
         .testTarget(name: "PasteboardModelTests", dependencies: ["PasteboardModel"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "DesktopClipboardTests", dependencies: ["DesktopClipboard", "TestSupport"]),
-        .testTarget(name: "PasteboardTests", dependencies: ["Pasteboard", "TestSupport"]),
+        .testTarget(name: "PasteboardTests", dependencies: ["Pasteboard", "TestSupport", "DragFixtures"]),
+        // The other process of the drag-and-drop tests: drags or drops on the bus it is given,
+        // the types of DragFixtures, which both sides share.
+        .target(name: "DragFixtures", dependencies: ["Pasteboard"], path: "Tests/DragFixtures"),
+        .executableTarget(
+            name: "pasteboard-drag-peer",
+            dependencies: ["Pasteboard", "DragFixtures"],
+            path: "Tests/DragPeer"
+        ),
         .testTarget(
             name: "PasteboardServerTests",
             dependencies: ["PasteboardServer", "Pasteboard", "DBus", "TestSupport"]

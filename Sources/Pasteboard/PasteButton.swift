@@ -1,5 +1,4 @@
 import Observation
-import Synchronization
 
 /// The model behind a Paste button, as SwiftUI's `PasteButton` and
 /// `pasteDestination(for:action:validator:)` behave: enabled exactly when the pasteboard holds
@@ -25,7 +24,7 @@ public final class PasteButton<Payload: Transferable> {
     public let pasteboard: Pasteboard
 
     @ObservationIgnored private let validator: @MainActor ([Payload]) -> [Payload]
-    @ObservationIgnored private let watcher = WatcherTask()
+    @ObservationIgnored private let availability: ImportAvailability<Payload>
 
     /// - Parameters:
     ///   - payloadType: What the button pastes.
@@ -38,12 +37,11 @@ public final class PasteButton<Payload: Transferable> {
     ) {
         self.pasteboard = pasteboard
         self.validator = validator
-        let reference = WeakReference(self)
-        watcher.start { await Self.follow(reference, pasteboard: pasteboard) }
-    }
-
-    deinit {
-        watcher.cancel()
+        availability = ImportAvailability(pasteboard: pasteboard)
+        availability.start { [weak self] state in
+            guard let self, isEnabled != state.canImport else { return }
+            isEnabled = state.canImport
+        }
     }
 
     /// Loads every item the payload type can import, validates them, and calls `action` with
@@ -59,51 +57,6 @@ public final class PasteButton<Payload: Transferable> {
 
     /// Re-reads the state from the server (normally unnecessary: changes arrive by signal).
     public func refresh() async {
-        await update(types: [])
+        await availability.refresh()
     }
-
-    // MARK: Following the pasteboard
-
-    /// Holds the button weakly, so that following the pasteboard never keeps it alive.
-    ///
-    /// The first element is the state once subscribed, so a change made while the button is
-    /// being set up is never missed.
-    private static func follow(_ button: WeakReference<PasteButton>, pasteboard: Pasteboard) async {
-        var changes = pasteboard.changes
-        changes.startsWithCurrentState = true
-        for await change in changes {
-            guard let current = button.value else { return }
-            await current.update(types: change.types.map(\.pasteboardType))
-        }
-    }
-
-    private func update(types: [String]) async {
-        if !types.isEmpty {
-            isEnabled = Payload.importMatch(offering: types) != nil
-            return
-        }
-        let readable = Payload.importableContentTypes
-        let enabled = (try? await pasteboard.canReadItem(withDataConformingToTypes: readable)) ?? false
-        isEnabled = enabled
-    }
-}
-
-/// The task following the pasteboard, cancelled when its button goes away.
-final class WatcherTask: Sendable {
-    private let task = Mutex<Task<Void, Never>?>(nil)
-
-    func start(_ body: @escaping @Sendable @MainActor () async -> Void) {
-        task.withLock { $0 = Task { @MainActor in await body() } }
-    }
-
-    func cancel() {
-        task.withLock { $0?.cancel() }
-    }
-}
-
-/// A weak reference to a main-actor object, passable to its background work.
-@MainActor
-final class WeakReference<Object: AnyObject> {
-    weak var value: Object?
-    init(_ value: Object) { self.value = value }
 }

@@ -32,7 +32,7 @@ extension Pasteboard {
 
     /// One item per value that exports something, and `options` made `owner-only` when a
     /// representation is `.visibility(.ownProcess)`.
-    private func exportItems(
+    func exportItems(
         _ objects: [any Transferable], options: PasteboardProxy.WriteOptions
     ) async throws -> (items: [[(type: String, content: TransferContent)]], options: PasteboardProxy.WriteOptions) {
         var options = options
@@ -84,8 +84,14 @@ extension Pasteboard {
 
     /// Every item readable as `T`, as values, in item order (for paste destinations).
     public func loadTransferables<T: Transferable>(type: T.Type) async throws -> [T] {
+        try await Self.loadTransferables(type: type, from: pasteboardItems ?? [])
+    }
+
+    /// Every one of `items` readable as `T`, as values, in item order; each read expects the
+    /// items' change count, so a change meanwhile fails the load with `Stale`.
+    static func loadTransferables<T: Transferable>(type: T.Type, from items: [PasteboardItem]) async throws -> [T] {
         var values: [T] = []
-        for item in try await pasteboardItems ?? [] {
+        for item in items {
             if let value = try await item.loadTransferable(type: type) { values.append(value) }
         }
         return values

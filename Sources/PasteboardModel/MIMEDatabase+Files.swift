@@ -2,19 +2,15 @@ import Foundation
 
 /// Finding and reading the database files, per the XDG Base Directory specification.
 extension MIMEDatabase {
-    /// The database read from this user's data directories, loaded once on first use.
-    ///
-    /// Looks in `$XDG_DATA_HOME` (default `~/.local/share`), then each of `$XDG_DATA_DIRS`
-    /// (default `/usr/local/share:/usr/share`). Swift initializes a static once, thread-safely.
-    public static let shared = MIMEDatabase(
-        directories: searchDirectories(environment: ProcessInfo.processInfo.environment))
-
     /// A database read from the `mime/subclasses` and `mime/aliases` files under each of
     /// `directories`, the first directory the most important.
     ///
     /// When not one of those files can be read, the database falls back to a small built-in
     /// table of common types (``isBuiltIn`` is then `true`), so that `text/html` still
     /// conforms to `text/plain` on a machine without shared-mime-info.
+    ///
+    /// The declared types of the packages under the same directories come along (see
+    /// ``DeclaredTypes``).
     ///
     /// - Parameter directories: XDG data directories, such as `/usr/share`.
     public init(directories: [String]) {
@@ -29,13 +25,14 @@ extension MIMEDatabase {
                 aliases.append(text)
             }
         }
+        let declarations = DeclaredTypes(directories: directories)
         if subclasses.isEmpty, aliases.isEmpty {
-            self.init(subclasses: Self.builtInSubclasses, aliases: Self.builtInAliases, isBuiltIn: true)
+            self.init(subclasses: Self.builtInSubclasses, aliases: Self.builtInAliases, isBuiltIn: true, declarations: declarations)
         } else {
             self.init(
                 subclasses: subclasses.joined(separator: "\n"),
                 aliases: aliases.joined(separator: "\n"),
-                isBuiltIn: false)
+                isBuiltIn: false, declarations: declarations)
         }
     }
 

@@ -45,6 +45,10 @@ public struct MIMEDatabase: Sendable {
     /// lookup is two dictionary reads.
     let ancestorsByType: [String: [String: Int]]
 
+    /// The types declared in the database's packages with an identifier (`com.example.todo`):
+    /// an identifier conforms as its declared MIME type does.
+    public let declarations: DeclaredTypes
+
     /// A database from the text of shared-mime-info's `subclasses` and `aliases` files.
     ///
     /// Each line is two types separated by a space: `child parent` in `subclasses`,
@@ -54,12 +58,15 @@ public struct MIMEDatabase: Sendable {
     /// - Parameters:
     ///   - subclasses: The text of one or more `subclasses` files, most important first.
     ///   - aliases: The text of one or more `aliases` files, most important first.
-    public init(subclasses: String, aliases: String) {
-        self.init(subclasses: subclasses, aliases: aliases, isBuiltIn: false)
+    ///   - declarations: Declared types; their parents count as subclass lines too, so a
+    ///     package read before `update-mime-database` has run is already honoured.
+    public init(subclasses: String, aliases: String, declarations: DeclaredTypes = .none) {
+        self.init(subclasses: subclasses, aliases: aliases, isBuiltIn: false, declarations: declarations)
     }
 
-    init(subclasses: String, aliases: String, isBuiltIn: Bool) {
+    init(subclasses: String, aliases: String, isBuiltIn: Bool, declarations: DeclaredTypes = .none) {
         self.isBuiltIn = isBuiltIn
+        self.declarations = declarations
 
         var canonicalByAlias: [String: String] = [:]
         for (alias, canonical) in Self.pairs(in: aliases) where alias != canonical {
@@ -70,7 +77,10 @@ public struct MIMEDatabase: Sendable {
         self.canonicalByAlias = canonicalByAlias
 
         var parentsByType: [String: [String]] = [:]
-        for (child, parent) in Self.pairs(in: subclasses) {
+        let declared = declarations.all.flatMap { declaration in
+            declaration.parents.map { (declaration.mimeType.essence, $0.essence) }
+        }
+        for (child, parent) in Self.pairs(in: subclasses) + declared {
             let child = Self.resolve(child, in: canonicalByAlias)
             let parent = Self.resolve(parent, in: canonicalByAlias)
             guard child != parent else { continue }
@@ -151,13 +161,24 @@ public struct MIMEDatabase: Sendable {
 
     /// The lowercased ancestors of a MIME essence with their distances, itself excluded.
     public func supertypes(of type: PasteboardType) -> [String: Int] {
+        let type = declaredMIME(type)
         guard type.isMIME else { return [:] }
         return ancestors(ofEssence: Self.resolve(type.essence, in: canonicalByAlias))
+    }
+
+    /// The declared MIME type of an identifier (`com.example.todo` →
+    /// `application/vnd.example.todo+json`); any other type as it is.
+    public func declaredMIME(_ type: PasteboardType) -> PasteboardType {
+        guard !type.isMIME, let declaration = declarations.declaration(forIdentifier: type.essence) else { return type }
+        return declaration.mimeType
     }
 
     // MARK: Essences
 
     private func essenceDistance(from type: PasteboardType, to other: PasteboardType) -> Int? {
+        // Data stored under a declared identifier, or asked for by one, is its MIME type.
+        let type = declaredMIME(type)
+        let other = declaredMIME(other)
         let offered = type.isMIME ? Self.resolve(type.essence, in: canonicalByAlias) : type.essence
         let wanted = other.isMIME ? Self.resolve(other.essence, in: canonicalByAlias) : other.essence
         if offered == wanted, type.isMIME == other.isMIME { return 0 }

@@ -59,11 +59,19 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
             return
         }
         let type = try Self(parsing: text)
-        Self.recentlyValidated.withLock { recent in
-            if recent.count >= Self.recentLimit { recent.removeAll(keepingCapacity: true) }
-            recent[text] = type
+        // What a declared identifier stands for changes with the MIME database: not kept.
+        if text.utf8.contains(UInt8(ascii: "/")) || type.isAppleIdentifierSpelling(text) {
+            Self.recentlyValidated.withLock { recent in
+                if recent.count >= Self.recentLimit { recent.removeAll(keepingCapacity: true) }
+                recent[text] = type
+            }
         }
         self = type
+    }
+
+    /// Whether `text` (no `/` in it) is one of Apple's identifiers, whose meaning never changes.
+    private func isAppleIdentifierSpelling(_ text: String) -> Bool {
+        isMIME && AppleTypeIdentifiers.mimeTypeByIdentifier[text.lowercased().filter { $0 != " " }] != nil
     }
 
     /// Types already validated, by their exact spelling: a server sees the same few spellings
@@ -82,6 +90,11 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
             let mime = try? TypeSyntax.parseMIME(mimeType, original: mimeType)
         {
             self.init(mime: mime)
+            return
+        }
+        // An identifier declared in the MIME database (`pbctl types declare`) is its MIME type.
+        if !hadSpaces, let declaration = MIMEDatabase.shared.declarations.declaration(forIdentifier: compact) {
+            self = declaration.mimeType
             return
         }
         if hadSpaces {

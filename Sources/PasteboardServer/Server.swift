@@ -139,8 +139,23 @@ public final class PasteboardServer: Sendable {
         } catch {
             throw StartError(description: "cannot take the name \(busName): \(error)")
         }
+        followTypeDeclarations(logger: logger)
         logger.info("serving \(busName) on \(connection.address), state in \(directory), store \(configuration.store)")
         return PasteboardServer(connection: connection, service: service, lock: lock, desktop: desktop)
+    }
+
+    /// Keeps the MIME database current, so that `pbctl types declare` takes effect with no
+    /// restart; declarations that cannot be read are logged each time the database is read.
+    private static func followTypeDeclarations(logger: Logger) {
+        let report: @Sendable (MIMEDatabase) -> Void = { database in
+            logger.info("types: read the MIME database: \(database.declarations.all.count) declared type(s)")
+            for problem in database.declarations.problems {
+                logger.warning("types: \(problem)")
+            }
+        }
+        if !MIMEDatabase.followChanges(onReload: report) {
+            logger.notice("types: no inotify instance left (fs.inotify.max_user_instances); the MIME database's folders are checked by their timestamps on each use instead")
+        }
     }
 
     private static func nameTaken(on connection: Connection, by owner: String?) -> StartError {

@@ -31,6 +31,8 @@ public final class TestServer: Sendable {
     public let desktop: DesktopDisplay?
     /// The `--store` the server is given; nil for the default (SQLite in the state directory).
     public let store: String?
+    /// Variables added to the server's environment.
+    public let environment: [String: String]
     private let logPath: String
     private let ownsStateDirectory: Bool
     /// The running server; nil once it has been stopped.
@@ -50,8 +52,14 @@ public final class TestServer: Sendable {
     ///   - limits: `KEY=VALUE` settings, each passed as `--limit`.
     ///   - desktop: the display to bridge `general` to; nil for none.
     /// - Throws: when the server exits or does not own its name within ten seconds.
-    public init(bus: TestBus, stateDirectory: String? = nil, limits: [String] = [], desktop: DesktopDisplay? = nil, store: String? = nil) async throws {
+    ///   - environment: variables added to the server's environment (`XDG_DATA_HOME` for the
+    ///     MIME database it reads).
+    public init(
+        bus: TestBus, stateDirectory: String? = nil, limits: [String] = [], desktop: DesktopDisplay? = nil, store: String? = nil,
+        environment: [String: String] = [:]
+    ) async throws {
         self.bus = bus
+        self.environment = environment
         self.limits = limits
         self.desktop = desktop
         // PASTEBOARDD_TEST_STORE=postgresql runs the servers of the behavioural tests on a
@@ -135,7 +143,7 @@ public final class TestServer: Sendable {
     private func start() async throws {
         let pid = try spawnDetached(
             try Paths.product("pasteboardd"), arguments, standardError: .appending(logPath),
-            environment: desktop?.environment ?? [:], newProcessGroup: true)
+            environment: environment.merging(desktop?.environment ?? [:]) { $1 }, newProcessGroup: true)
         let watcher = try Connection.connect(address: bus.address)
         defer { watcher.close() }
         let deadline = ContinuousClock.now + .seconds(10)

@@ -169,13 +169,21 @@ extension UTType {
     ///     static let todo = UTType(exportedAs: "com.example.todo", conformingTo: .json)
     /// }
     /// UTType.todo.conforms(to: .text)    // true: JSON is text
-    /// UTType.todo.pasteboardType         // "com.example.todo"
+    /// UTType.todo.pasteboardType         // "com.example.todo", when not declared for all
     /// ```
     ///
-    /// Conformances declared here are known to this process only: the server matches
-    /// `com.example.todo` only to itself and to `application/octet-stream`. To let other
-    /// programs read the data as JSON, also offer a JSON representation, or declare a MIME
-    /// type with ``init(exportedAs:preferredMIMEType:conformingTo:)``.
+    /// When the identifier is declared in the MIME database (with `pbctl types declare` or
+    /// ``UTTypeDeclaration/install(_:scope:)``, the analogue of `Info.plist`), the type takes
+    /// its MIME type from there, and every program knows what it conforms to: the server
+    /// answers a request for `application/json` with a todo, `pbctl paste -t
+    /// application/json` prints one. Undeclared, the conformances declared here are known to
+    /// this process only: the server matches `com.example.todo` only to itself and to
+    /// `application/octet-stream`.
+    ///
+    /// ```swift
+    /// // after: pbctl types declare com.example.todo --mime application/vnd.example.todo+json --conforms-to public.json
+    /// UTType.todo.pasteboardType         // "application/vnd.example.todo+json"
+    /// ```
     ///
     /// - Parameters:
     ///   - identifier: A reverse-DNS identifier, such as `com.example.todo`. It must be a
@@ -232,6 +240,9 @@ extension UTType {
         if let declaration = UTTypeRegistry.shared.declaration(forKey: key) {
             return declaration.type
         }
+        if let declared = MIMEDatabase.shared.declarations.declaration(forIdentifier: key) {
+            return UTType(declared)
+        }
         if let alias = BuiltInTypes.appleAliasByKey[key] {
             return UTType(identifier: alias.identifier, preferredMIMEType: alias.mimeType)
         }
@@ -249,7 +260,11 @@ extension UTType {
         if let declaration = UTTypeRegistry.shared.declaration(forMIME: type) {
             return declaration.type
         }
-        let resolved = MIMEDatabase.shared.resolvingAliases(type)
+        let database = MIMEDatabase.shared
+        if type.parameters.isEmpty, let declared = database.declarations.declaration(forMIME: type) {
+            return UTType(declared)
+        }
+        let resolved = database.resolvingAliases(type)
         for candidate in [type, resolved] {
             guard let identifier = candidate.appleIdentifier else { continue }
             let known = resolving(identifier: identifier)
@@ -273,6 +288,11 @@ extension UTType {
             "UTType identifier \"\(identifier)\" is invalid: use printable ASCII without spaces or '/', "
                 + "at most 255 bytes, such as \"com.example.todo\".")
         var mime: String?
+        // Declared for every program (`pbctl types declare`, `UTTypeDeclaration.install`):
+        // the MIME database says which MIME type the data is written under.
+        if preferredMIMEType == nil, let declared = MIMEDatabase.shared.declarations.declaration(forIdentifier: identifier) {
+            mime = declared.mimeType.rawValue
+        }
         if let preferredMIMEType {
             guard let type = try? PasteboardType(validating: preferredMIMEType), type.isMIME,
                 preferredMIMEType.contains("/")

@@ -36,7 +36,8 @@ final class PasteboardService: @unchecked Sendable {
     let payloads: PayloadWriter
     let store: Store
     /// Read from shared-mime-info on first use, not at start-up: a start should reach the bus
-    /// name as soon as it can.
+    /// name as soon as it can; read again after a change (a type declared while the server
+    /// runs). Taken once per call, as each use checks for a change.
     private var types: MIMEDatabase { MIMEDatabase.shared }
     let logger: Logger
     /// The committed contents of every name ever written; read from any thread, changed by
@@ -188,6 +189,7 @@ final class PasteboardService: @unchecked Sendable {
     /// The first of `requested` that some item satisfies by conformance.
     func availableType(_ name: PasteboardName, from requested: [PasteboardType]) -> Int? {
         let offered = entry(name).items.map(\.types)
+        let types = self.types
         return requested.firstIndex { request in
             offered.contains { types.indexOfBestMatch(for: request, in: $0) != nil }
         }
@@ -206,6 +208,7 @@ final class PasteboardService: @unchecked Sendable {
     func readBest(_ name: PasteboardName, item index: UInt32, types requested: [PasteboardType], expect: UInt64, callerPID: UInt32? = nil) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
         let (entry, item) = try locate(name, item: index, expect: expect, callerPID: callerPID)
         let offered = item.types
+        let types = self.types
         for request in requested {
             if let best = types.indexOfBestMatch(for: request, in: offered) {
                 return (entry.count, item.representations[best])

@@ -1,16 +1,26 @@
 import ArgumentParser
 
-/// `pbctl types`: one type per line.
+/// `pbctl types`: one type per line; with a subcommand, the declared types of the MIME
+/// database (see Declare.swift).
 struct Types: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the pasteboard's types, one per line, richest first.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the pasteboard's types, one per line, richest first; or declare, undeclare and show types.",
+        subcommands: [ListTypes.self, DeclareType.self, UndeclareType.self, ShowType.self],
+        defaultSubcommand: ListTypes.self)
+
+    static let quick = QuickSyntax("types") { TypesJob(target: $0.target) }
+}
+
+/// `pbctl types` (or `pbctl types list`): one type per line.
+struct ListTypes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the pasteboard's types, one per line, richest first (the default).")
 
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         try await TypesJob(target: global.target).runReportingFailures()
     }
-
-    static let quick = QuickSyntax("types") { TypesJob(target: $0.target) }
 }
 
 /// `pbctl info`: the change count and every item's types and sizes.

@@ -25,10 +25,14 @@ final class PbctlHarness: Sendable {
     ///   - store: the server's `--store`; the default when nil.
     ///   - gated: whether to wait for a pass of the gate; a test that makes two worlds takes one
     ///     pass for both (``pass()``), or tests holding one each would wait for each other.
-    init(server: Bool = true, limits: [String] = [], desktop: DesktopDisplay? = nil, store: String? = nil, gated: Bool = true) async throws {
+    ///   - environment: variables added to the server's environment.
+    init(
+        server: Bool = true, limits: [String] = [], desktop: DesktopDisplay? = nil, store: String? = nil, gated: Bool = true,
+        environment: [String: String] = [:]
+    ) async throws {
         pass = gated ? await Self.gate.pass() : nil
         bus = try TestBus()
-        self.server = server ? try await TestServer(bus: bus, limits: limits, desktop: desktop, store: store) : nil
+        self.server = server ? try await TestServer(bus: bus, limits: limits, desktop: desktop, store: store, environment: environment) : nil
     }
 
     /// Swift Testing starts every test at once; a few worlds at a time get through sooner than
@@ -42,6 +46,11 @@ final class PbctlHarness: Sendable {
 
     /// Runs `pbctl --address BUS ARGUMENTS...` with `input` on stdin.
     func pbctl(_ arguments: String..., input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
+        try await runPbctl(["--address", bus.address] + arguments, input: input, environment: environment)
+    }
+
+    /// Runs `pbctl --address BUS ARGUMENTS...` with `input` on stdin.
+    func pbctl(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:]) async throws -> Outcome {
         try await runPbctl(["--address", bus.address] + arguments, input: input, environment: environment)
     }
 

@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Installs and removes type declarations: a package in `mime/packages/`, then
+/// `update-mime-database`, with everything checked first and undone on failure, so the MIME
+/// database is never left broken.
+///
+/// `pbctl types declare` and the Swift bindings' `UTType.installDeclarations` both come here.
+/// A declaration is one package per identifier, `DIR/mime/packages/IDENTIFIER.xml`, where
+/// `DIR` is `$XDG_DATA_HOME` (default `~/.local/share`) for ``Scope/user`` and the first of
+/// `$XDG_DATA_DIRS` (default `/usr/local/share`) for ``Scope/system``.
+///
+/// ```swift
+/// let installer = TypeDeclarationInstaller()
+/// let todo = try TypeDeclaration(identifier: "com.example.todo",
+///                                mimeType: "application/vnd.example.todo+json", conformsTo: ["public.json"])
+/// let file = try installer.declare(todo, scope: .user)   // ~/.local/share/mime/packages/com.example.todo.xml
+/// try installer.undeclare(identifier: "com.example.todo", scope: .user)
+/// ```
+public struct TypeDeclarationInstaller: Sendable {
+    /// Where a declaration goes.
+    public enum Scope: Sendable {
+        /// This user's data directory: no privileges needed.
+        case user
+        /// The system's (usually `/usr/local/share`): every user of the machine; needs root.
+        case system
+    }
+
+    /// The environment the XDG directories are taken from.
+    public let environment: [String: String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    /// Every data directory, most important first.
+    public var searchDirectories: [String] {
+        MIMEDatabase.searchDirectories(environment: environment)
+    }
+
+    /// The data directory of a scope.
+    public func dataDirectory(_ scope: Scope) -> String {
+        switch scope {
+        case .user:
+            if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") { return dataHome }
+            if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share" }
+            // No HOME (a service's environment): the account's home folder.
+            guard let account = getpwuid(getuid()), let home = account.pointee.pw_dir else { return "/.local/share" }
+            return String(cString: home) + "/.local/share"
+        case .system:
+            let directories = (environment["XDG_DATA_DIRS"] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+            return directories.first ?? "/usr/local/share"
+        }
+    }
+
+    /// The database as it is now on disk (not this process's cached one).
+    public func currentDatabase() -> MIMEDatabase {
+        MIMEDatabase(directories: searchDirectories)
+    }
+
+    // MARK: Declaring
+
+    /// Writes a declaration's package and updates the MIME database.
+    ///
+    /// Declaring the same identifier again in the same place replaces its declaration.
+    ///
+    /// - Returns: The package's path.
+    /// - Throws: ``TypeDeclarationError``: ``TypeDeclarationError/Kind/conflict`` when the
+    ///   identifier or the MIME type is already another type's, or a parent would make a
+    ///   cycle; ``TypeDeclarationError/Kind/unavailable`` when `update-mime-database` is
+    ///   missing or fails; ``TypeDeclarationError/Kind/io`` when the package cannot be written.
+    @discardableResult
+    public func declare(_ declaration: TypeDeclaration, scope: Scope) throws(TypeDeclarationError) -> String {
+        let database = currentDatabase()
+        let mimeFolder = dataDirectory(scope) + "/mime"
+        let path = mimeFolder + "/packages/" + declaration.identifier + ".xml"
+        try checkConflicts(declaration, at: path, database: database)
+        let tool = try updateTool()
+        let previous = FileManager.default.contents(atPath: path)
+        if let previous, previous.firstRange(of: Data(TypeDeclaration.namespace.utf8)) == nil {
+            throw .conflict("\(path) exists and is not a type declaration; move it away or choose another identifier")
+        }
+        try write(Data(TypeDeclaration.packageXML([declaration]).utf8), to: path)
+        try update(mimeFolder, with: tool, orRestore: previous, at: path)
+        return path
+    }
+
+    /// Removes the declaration of `identifier` made in `scope` and updates the MIME database.
+    ///
+    /// - Returns: The path of the package removed.
+    /// - Throws: ``TypeDeclarationError/Kind/notDeclared`` when `scope` has no declaration of
+    ///   it (the message names where it is declared, if anywhere), or as ``declare(_:scope:)``.
+    @discardableResult
+    public func undeclare(identifier: String, scope: Scope) throws(TypeDeclarationError) -> String {
+        let directory = dataDirectory(scope)
+        let mimeFolder = directory + "/mime"
+        guard let declaration = DeclaredTypes(directories: [directory]).declaration(forIdentifier: identifier),
+            let path = declaration.file
+        else {
+            if let elsewhere = DeclaredTypes(directories: searchDirectories).declaration(forIdentifier: identifier) {
+                let hint = scope == .user ? "; undeclare it with --system (as root)" : ""
+                throw .init(.notDeclared, "\(identifier) is declared in \(elsewhere.file ?? "another data directory"), not in \(mimeFolder)/packages\(hint)")
+            }
+            throw .init(.notDeclared, "\(identifier) is not declared in \(mimeFolder)/packages; `pbctl types show \(identifier)` tells what is known of it")
+        }
+        let tool = try updateTool()
+        let previous = FileManager.default.contents(atPath: path)
+        guard unlink(path) == 0 else {
+            let code = errno
+            let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
+            throw .init(.io, "cannot remove \(path): \(String(cString: strerror(code)))\(hint)")
+        }
+        try update(mimeFolder, with: tool, orRestore: previous, at: path)
+        return path
+    }
+
+    // MARK: Checks
+
+    private func checkConflicts(_ declaration: TypeDeclaration, at path: String, database: MIMEDatabase) throws(TypeDeclarationError) {
+        let declared = database.declarations
+        let mime = declaration.mimeType
+        if let existing = declared.declaration(forIdentifier: declaration.identifier), existing.file != path, existing.mimeType != mime {
+            throw .conflict("\(declaration.identifier) is already declared as \(existing.mimeType) in \(existing.file ?? "the MIME database"); undeclare it there first, or declare it with the same MIME type")
+        }
+        if let owner = declared.declaration(forMIME: mime), owner.identifier.lowercased() != declaration.identifier.lowercased() {
+            throw .conflict("\(mime) is already the MIME type of \(owner.identifier) (\(owner.file ?? "the MIME database")); choose a MIME type of your own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
+        }
+        if let apple = mime.appleIdentifier {
+            throw .conflict("\(mime) is the system type \(apple); give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")+json")
+        }
+        let known = knownTypes()
+        if declared.declaration(forMIME: mime) == nil, known.contains(mime.essence) {
+            throw .conflict("\(mime) is already a type of the MIME database; give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
+        }
+        for parent in declaration.parents {
+            if database.supertypes(of: parent)[mime.essence] != nil {
+                throw .conflict("\(declaration.identifier) cannot conform to \(parent), which already conforms to \(mime): that would be a cycle")
+            }
+            let isKnown = known.isEmpty || known.contains(parent.essence) || declared.declaration(forMIME: parent) != nil
+                || parent.essence == "text/plain" || parent.essence == "application/octet-stream"
+            guard isKnown else {
+                throw .invalid("\(parent) is not a type the MIME database knows; check its spelling (`pbctl types show \(parent)`), or declare it first")
+            }
+        }
+    }
+
+    /// Every MIME type the databases list (`mime/types`), lowercased; empty when no database
+    /// is installed.
+    func knownTypes() -> Set<String> {
+        var types: Set<String> = []
+        for directory in searchDirectories {
+            guard let text = try? String(contentsOfFile: directory + "/mime/types", encoding: .utf8) else { continue }
+            for line in text.split(whereSeparator: \.isNewline) where !line.isEmpty {
+                types.insert(line.lowercased())
+            }
+        }
+        return types
+    }
+
+    // MARK: Files and the database tool
+
+    private func write(_ data: Data, to path: String) throws(TypeDeclarationError) {
+        let folder = String(path[..<path.lastIndex(of: "/")!])
+        let temporary = folder + "/.\(UInt32.random(in: 0...UInt32.max)).xml-new"
+        let failed: (Int32) -> TypeDeclarationError = { code in
+            let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
+            return .init(.io, "cannot write \(path): \(String(cString: strerror(code)))\(hint)")
+        }
+        if let code = FileCalls.makeDirectories(folder) { throw failed(code) }
+        if let code = FileCalls.write(data, to: temporary) { throw failed(code) }
+        // rename(2) replaces the package at once: update-mime-database never reads half of one.
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw failed(code)
+        }
+    }
+
+    /// Compiles the database after the package at `path` changed; when that fails, puts the
+    /// package back as it was (`previous`, or no file) and compiles that again, so the database
+    /// is left as it was found. This process's own database is read again either way.
+    private func update(_ folder: String, with tool: String, orRestore previous: Data?, at path: String) throws(TypeDeclarationError) {
+        defer { MIMEDatabase.reload() }
+        do {
+            try update(folder, with: tool)
+        } catch {
+            if let previous {
+                _ = FileCalls.write(previous, to: path)
+            } else {
+                unlink(path)
+            }
+            try? update(folder, with: tool)
+            throw error
+        }
+    }
+
+    /// The path of `update-mime-database`, from `PATH`.
+    private func updateTool() throws(TypeDeclarationError) -> String {
+        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in path.split(separator: ":") where !folder.isEmpty {
+            let candidate = String(folder) + "/update-mime-database"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw .init(.unavailable, "update-mime-database is not installed, so the MIME database cannot learn the type; install shared-mime-info (apt install shared-mime-info) and declare it again")
+    }
+
+    private func update(_ folder: String, with tool: String) throws(TypeDeclarationError) {
+        let result = ProgramRun.run(tool, arguments: [folder])
+        guard result.status == 0 else {
+            let output = result.errorOutput.trimmingSpaces
+            throw .init(.unavailable, "update-mime-database \(folder) failed\(output.isEmpty ? "" : ": \(output)"); nothing was changed")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import PasteboardModel
+import Testing
+
+/// Installing declarations into private data directories with the real `update-mime-database`
+/// (shared-mime-info, installed by scripts/install-deps).
+@Suite("Type declaration installer")
+struct TypeDeclarationInstallerTests {
+    /// A user and a system data directory of the test's own, the system's database after them.
+    final class World {
+        let root: String
+        let installer: TypeDeclarationInstaller
+
+        init(path: String? = nil) throws {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-declare-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: root + "/system", withIntermediateDirectories: true)
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_DATA_HOME"] = root + "/user"
+            environment["XDG_DATA_DIRS"] = root + "/system:/usr/share"
+            if let path { environment["PATH"] = path }
+            installer = TypeDeclarationInstaller(environment: environment)
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+
+        var userPackages: String { root + "/user/mime/packages" }
+
+        func text(_ path: String) -> String {
+            String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+        }
+    }
+
+    static func todo(_ identifier: String = "com.example.todo", mime: String = "application/vnd.example.todo+json", parents: [String] = ["public.json"]) throws -> TypeDeclaration {
+        try TypeDeclaration(identifier: identifier, mimeType: mime, conformsTo: parents, extensions: ["todo"], comment: "Todo item")
+    }
+
+    @Test("declaring writes the package and compiles it: subclasses, globs and the type's own file")
+    func declare() throws {
+        let world = try World()
+        let file = try world.installer.declare(Self.todo(), scope: .user)
+        #expect(file == world.userPackages + "/com.example.todo.xml")
+        #expect(world.text(world.root + "/user/mime/subclasses").contains("application/vnd.example.todo+json application/json"))
+        #expect(world.text(world.root + "/user/mime/globs2").contains("application/vnd.example.todo+json:*.todo"))
+        #expect(world.text(world.root + "/user/mime/application/vnd.example.todo+json.xml").contains("com.example.todo"))
+        let database = world.installer.currentDatabase()
+        #expect(database.declarations.declaration(forIdentifier: "com.example.todo")?.file == file)
+        #expect(database.conforms(try PasteboardType(validating: "application/vnd.example.todo+json"), to: .plainText), "JSON is text, by the system's database")
+
+        let description = try TypeDescription("com.example.todo", installer: world.installer)
+        #expect(description.mimeType == "application/vnd.example.todo+json")
+        #expect(description.supertypes.first == "application/json")
+        #expect(description.supertypes.last == "application/octet-stream")
+        #expect(description.supertypes.contains("text/plain"))
+        #expect(description.declaredIn == file)
+        #expect(description.extensions == ["todo"])
+    }
+
+    @Test("a declared type may conform to another declared by identifier; declaring again replaces")
+    func chainAndReplace() throws {
+        let world = try World()
+        try world.installer.declare(Self.todo(), scope: .user)
+        let urgent = try TypeDeclaration(
+            identifier: "com.example.urgent-todo", mimeType: "application/vnd.example.urgent-todo+json",
+            conformsTo: ["com.example.todo"], declared: world.installer.currentDatabase().declarations)
+        try world.installer.declare(urgent, scope: .user)
+        let database = world.installer.currentDatabase()
+        #expect(database.conforms(try PasteboardType(validating: "application/vnd.example.urgent-todo+json"), to: .json))
+
+        try world.installer.declare(Self.todo(parents: ["text/plain"]), scope: .user)
+        let again = world.installer.currentDatabase()
+        #expect(!again.conforms(try PasteboardType(validating: "application/vnd.example.todo+json"), to: .json), "the new declaration replaced the old")
+        #expect(again.declarations.all.count == 2)
+    }
+
+    @Test(
+        "conflicting declarations are refused and change nothing",
+        arguments: [
+            ("com.example.other", "application/vnd.example.todo+json", ["public.json"], "already the MIME type of com.example.todo"),
+            ("com.example.todo", "application/vnd.example.other+json", ["public.json"], "already declared as"),
+            ("com.example.json", "application/json", ["text/plain"], "system type public.json"),
+            ("com.example.diff", "text/x-patch", ["text/plain"], "already a type of the MIME database"),
+            ("com.example.loop", "application/vnd.example.loop", ["application/vnd.example.todo+json"], nil),
+            ("com.example.typo", "application/vnd.example.typo", ["application/jsno"], "not a type the MIME database knows"),
+        ] as [(String, String, [String], String?)])
+    func conflicts(identifier: String, mime: String, parents: [String], expected: String?) throws {
+        let world = try World()
+        // Declared for the machine; the user's declarations below would contradict it.
+        try world.installer.declare(Self.todo(), scope: .system)
+        let before = (try? FileManager.default.contentsOfDirectory(atPath: world.userPackages).sorted()) ?? []
+        let subclasses = world.text(world.root + "/user/mime/subclasses")
+        // A loop: todo → loop is declared after loop → todo would close it.
+        if identifier == "com.example.loop" {
+            try world.installer.declare(TypeDeclaration(identifier: "com.example.loop", mimeType: mime, conformsTo: ["application/vnd.example.todo+json"]), scope: .user)
+            #expect {
+                try world.installer.declare(Self.todo(parents: ["application/vnd.example.loop"]), scope: .system)
+            } throws: { error in
+                (error as? TypeDeclarationError)?.message.contains("cycle") == true
+            }
+            return
+        }
+        #expect {
+            try world.installer.declare(TypeDeclaration(identifier: identifier, mimeType: mime, conformsTo: parents), scope: .user)
+        } throws: { error in
+            guard let error = error as? TypeDeclarationError, let expected else { return false }
+            return error.message.contains(expected)
+        }
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: world.userPackages).sorted()) ?? []) == before)
+        #expect(world.text(world.root + "/user/mime/subclasses") == subclasses)
+    }
+
+    @Test("undeclaring removes the package and the type from the database; a second time says where it is not")
+    func undeclare() throws {
+        let world = try World()
+        try world.installer.declare(Self.todo(), scope: .system)
+        #expect(FileManager.default.fileExists(atPath: world.root + "/system/mime/packages/com.example.todo.xml"))
+        #expect {
+            try world.installer.undeclare(identifier: "com.example.todo", scope: .user)
+        } throws: { error in
+            guard let error = error as? TypeDeclarationError else { return false }
+            return error.kind == .notDeclared && error.message.contains("--system")
+        }
+        try world.installer.undeclare(identifier: "com.example.todo", scope: .system)
+        #expect(!world.text(world.root + "/system/mime/subclasses").contains("vnd.example.todo"))
+        #expect(world.installer.currentDatabase().declarations.isEmpty)
+        #expect {
+            try world.installer.undeclare(identifier: "com.example.todo", scope: .system)
+        } throws: { error in
+            (error as? TypeDeclarationError)?.kind == .notDeclared
+        }
+    }
+
+    @Test("a package of someone else's under the same name is never overwritten")
+    func foreignFile() throws {
+        let world = try World()
+        try FileManager.default.createDirectory(atPath: world.userPackages, withIntermediateDirectories: true)
+        let foreign = #"<?xml version="1.0"?><mime-info xmlns="http://www.freedesktop.org/standards/shared-mime-info"/>"#
+        try Data(foreign.utf8).write(to: URL(fileURLWithPath: world.userPackages + "/com.example.todo.xml"))
+        #expect(throws: TypeDeclarationError.self) { try world.installer.declare(Self.todo(), scope: .user) }
+        #expect(world.text(world.userPackages + "/com.example.todo.xml") == foreign)
+    }
+
+    @Test("without update-mime-database nothing is written and the error says what to install")
+    func toolMissing() throws {
+        let world = try World(path: "/nonexistent")
+        #expect {
+            try world.installer.declare(Self.todo(), scope: .user)
+        } throws: { error in
+            guard let error = error as? TypeDeclarationError else { return false }
+            return error.kind == .unavailable && error.message.contains("shared-mime-info")
+        }
+        #expect(!FileManager.default.fileExists(atPath: world.userPackages + "/com.example.todo.xml"))
+    }
+
+    @Test("an unwritable data directory is an I/O error naming the file")
+    func unwritable() throws {
+        let world = try World()
+        // A file where the folder should be: no user, root included, can write under it.
+        try FileManager.default.createDirectory(atPath: world.root + "/user", withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: world.root + "/user/mime"))
+        #expect {
+            try world.installer.declare(Self.todo(), scope: .user)
+        } throws: { error in
+            guard let error = error as? TypeDeclarationError else { return false }
+            return error.kind == .io && error.message.contains("com.example.todo.xml")
+        }
+    }
+
+    @Test("a malformed package in the folder is reported and ignored; the others still count")
+    func malformedPackage() throws {
+        let world = try World()
+        try world.installer.declare(Self.todo(), scope: .user)
+        try Data("<mime-info xmlns:p=\"\(TypeDeclaration.namespace)\"><broken".utf8).write(to: URL(fileURLWithPath: world.userPackages + "/broken.xml"))
+        let declared = world.installer.currentDatabase().declarations
+        #expect(declared.declaration(forIdentifier: "com.example.todo") != nil)
+        #expect(declared.problems.count == 1)
+        #expect(declared.problems.first?.contains("broken.xml") == true)
+    }
+}
