@@ -11,6 +11,8 @@ struct ExportedRepresentation: Sendable {
     let visibility: TransferRepresentationVisibility
     /// Bytes, or a file that belongs to the exporter (stream it; do not delete it).
     let content: TransferContent
+    /// The name `suggestedFileName` gives the data as a file; nil when none applies.
+    var suggestedFileName: String? = nil
 }
 
 /// Every representation a value offers, exported now, richest first: what
@@ -27,10 +29,23 @@ struct ExportedRepresentation: Sendable {
 ///
 /// - Throws: What an exporter throws, and `CancellationError` when the task is cancelled.
 func exportRepresentations<Item: Transferable>(of value: Item) async throws -> [ExportedRepresentation] {
+    try await exportRepresentations(of: value, limit: .max) { _ in true }
+}
+
+/// ``exportRepresentations(of:)`` narrowed (a separate function, since a closure of `Item`
+/// keeps an `any Transferable` from being opened).
+///
+/// - Parameters:
+///   - limit: Stops after this many representations: sharing wants only the richest, and
+///     must not run the other exporters.
+///   - include: Further narrows the entries offered (sharing leaves out `.ownProcess` ones).
+func exportRepresentations<Item: Transferable>(
+    of value: Item, limit: Int, where include: (TransferEntry<Item>) -> Bool
+) async throws -> [ExportedRepresentation] {
     var seen: Set<String> = []
     var representations: [ExportedRepresentation] = []
-    for entry in Item.transferEntries {
-        guard let export = entry.export, entry.isExportable(value) else { continue }
+    for entry in Item.transferEntries where representations.count < limit {
+        guard let export = entry.export, entry.isExportable(value), include(entry) else { continue }
         let key = entry.contentType.pasteboardTypeValue?.canonicalForm ?? entry.contentType.key
         guard !seen.contains(key) else { continue }
         try Task.checkCancellation()
@@ -43,7 +58,9 @@ func exportRepresentations<Item: Transferable>(of value: Item) async throws -> [
             continue
         }
         seen.insert(key)
-        representations.append(ExportedRepresentation(contentType: entry.contentType, visibility: entry.visibility, content: content))
+        representations.append(ExportedRepresentation(
+            contentType: entry.contentType, visibility: entry.visibility, content: content,
+            suggestedFileName: entry.exportFileName?(value)))
     }
     return representations
 }
