@@ -46,7 +46,7 @@ extension Measurements {
         _ = try await Self.server(client, "ClearContents", [.string("bench-large")])
         let throughput = Figure(
             "\(label) WriteItemsFd (\(source.rawValue)) + ReadFd", unit: "MiB/s", median: server.median, p99: server.percentile(0.01),
-            count: server.count, floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .ratioAtLeast(0.25))
+            count: server.count, floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .ratioAtLeast(0.30))
         guard source == .memfd else { return [throughput] }
         return [
             throughput,

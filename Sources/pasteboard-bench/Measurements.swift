@@ -258,7 +258,7 @@ struct Measurements {
             server.add(pair.micros / 1_000)
             floor.add(trues.micros / 1_000)
         }
-        return Figure("pbctl copy + paste, 100 B", unit: "ms", server, floor: floor, floorName: "2× /bin/true", goal: .ratioAtMost(4))
+        return Figure("pbctl copy + paste, 100 B", unit: "ms", server, floor: floor, floorName: "2× /bin/true", goal: .ratioAtMost(3))
     }
 
     // MARK: 7 and 8. Many small pasteboards: memory and cold start
