@@ -16,10 +16,11 @@ extension MIMEDatabase {
 
     /// Watches the data directories' MIME databases, so that ``shared`` follows them.
     ///
-    /// Nothing is read in the background: a change found pending (one `read` of an inotify
-    /// descriptor, which the kernel fills before the writer's call returns) is read on the
-    /// next use of ``shared``, so a request made after `pbctl types declare` has returned
-    /// always sees the declaration.
+    /// A thread reads the database again soon after each change, so that the thread that next
+    /// uses ``shared`` (the server's bus thread, say) does not have to. That use still checks
+    /// for a change pending (one `read` of the inotify descriptor, which the kernel fills
+    /// before the writer's call returns) and reads the database itself if one is, so a request
+    /// made after `pbctl types declare` has returned always sees the declaration.
     ///
     /// - Parameter onReload: Told of each database read from now on, the first one and each
     ///   after a change (the server logs the problems of ``DeclaredTypes``); called on the
@@ -76,8 +77,23 @@ final class LiveMIMEDatabase: Sendable {
             state.monitor = inotify ?? MIMEFolderTimestamps()
             // Read again under the watch: nothing read before it started can be trusted.
             state.database = nil
+            if let inotify { startReading(after: inotify) }
             return inotify != nil
         }
+    }
+
+    /// Reads the database again after each change, off the threads that answer calls. The
+    /// pause lets `update-mime-database` finish its burst of renames first, so one read does.
+    private func startReading(after monitor: MIMEDirectoryMonitor) {
+        let thread = Thread { [self] in
+            while true {
+                monitor.waitForEvents()
+                Thread.sleep(forTimeInterval: 0.05)
+                _ = current()
+            }
+        }
+        thread.name = "MIME database"
+        thread.start()
     }
 
     func invalidate() {

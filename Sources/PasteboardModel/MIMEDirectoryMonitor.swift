@@ -38,6 +38,12 @@ final class MIMEDirectoryMonitor: MIMEChangeDetector, @unchecked Sendable {
         close(descriptor)
     }
 
+    /// Waits until a change may be pending (the descriptor is readable); reads nothing.
+    func waitForEvents() {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&entry, 1, -1) < 0, errno == EINTR {}
+    }
+
     /// Watches the MIME folders of `directories` (again: folders created since are added, and
     /// an ancestor watched only until its folder existed is let go, so that its other events,
     /// in a busy `~/.local/share`, cost nothing).

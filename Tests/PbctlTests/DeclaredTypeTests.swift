@@ -171,6 +171,28 @@ struct DeclaredTypeTests {
         #expect(server.log.contains("broken.xml"), "\(server.log)")
     }
 
+    @Test("the server reads a changed MIME database on a thread of its own, before any call needs it")
+    func readInTheBackground() async throws {
+        let data = try DataDirectories()
+        let world = try await PbctlHarness(environment: data.environment)
+        expectSuccess(try await world.pbctl(Self.declare, environment: data.environment))
+        // A call that matches types reads the database, and so starts the watch.
+        #expect(try await Self.gdbus(world, "CanRead", "general", "['application/json']") == "(false,)")
+        let server = try #require(world.server)
+        #expect(!server.log.contains("broken.xml"))
+        // No call from here on: only the server's own reading can find the broken package.
+        let broken = data.root + "/user/mime/packages/broken.xml"
+        try Data("<mime-info xmlns:p=\"https://pasteboardd.org/ns/uttype\"><mime-type".utf8).write(to: URL(fileURLWithPath: broken))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !server.log.contains("broken.xml") {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the server did not read the database after it changed:\n\(server.log)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     @Test("`pbctl types` still lists the pasteboard's types, and `types list` too")
     func listing() async throws {
         let world = try await PbctlHarness()
