@@ -29,6 +29,23 @@ struct DeclaredTypeTests {
         "--extension", "todo", "--comment", "Todo item",
     ]
 
+    /// ReadData (an exact read) through dbus-python: the data, or the error's name.
+    static func pythonReadData(_ world: PbctlHarness, _ type: String) async throws -> String {
+        let script = """
+            import dbus, sys
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            pb = dbus.Interface(bus.get_object('org.pasteboardd.Pasteboard1', '/org/pasteboardd/Pasteboard1', introspect=False), 'org.pasteboardd.Pasteboard1')
+            try:
+                count, data = pb.ReadData('general', dbus.UInt32(0), sys.argv[2], dbus.UInt64(0))
+                print(bytes(data).decode())
+            except dbus.exceptions.DBusException as e:
+                print(e.get_dbus_name())
+            """
+        let result = try await runProgram("/usr/bin/python3", ["-c", script, world.bus.address, type], timeout: .seconds(30))
+        try #require(result.status == 0, "\(result)")
+        return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+
     /// ReadBest through dbus-python (libdbus underneath, but not this project's binding):
     /// prints the type and the data, or the error's name.
     static func pythonReadBest(_ world: PbctlHarness, _ types: [String]) async throws -> String {
@@ -72,6 +89,10 @@ struct DeclaredTypeTests {
         #expect(try await Self.pythonReadBest(world, ["application/json"]) == "com.example.todo \(Self.todoJSON)")
         #expect(try await Self.pythonReadBest(world, ["text/plain"]) == "com.example.todo \(Self.todoJSON)", "JSON is text")
         #expect(try await Self.gdbus(world, "CanRead", "general", "['application/json']") == "(true,)")
+        // Exact reads: the identifier and the declared MIME type are one type now.
+        #expect(try await Self.pythonReadData(world, "com.example.todo") == Self.todoJSON)
+        #expect(try await Self.pythonReadData(world, "application/vnd.example.todo+json") == Self.todoJSON)
+        #expect(try await Self.pythonReadData(world, "application/json") == "org.pasteboardd.Error.NoSuchType")
         let available = try await Self.gdbus(world, "AvailableType", "general", "['image/png', 'public.json']")
         #expect(available == "('public.json',)", "\(available)")
         expectSuccess(try await world.pbctl("paste", "-t", "application/json", environment: data.environment), stdout: Self.todoJSON)

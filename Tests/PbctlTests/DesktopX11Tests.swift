@@ -191,11 +191,7 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.world.pbctl("paste"), stdout: "no display")
         try await desktop.x11.restart()
         // The bridge retries within seconds; a copy in an app then arrives again.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !(try await desktop.world.pbctl("info").out.contains("desktop: X11")) {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("the bridge did not reconnect: \(desktop.world.server?.log ?? "")") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await desktop.waitUntilBridged()
         // What was copied while it was away is the clipboard once it is back.
         try await desktop.waitUntilOffered("UTF8_STRING")
         expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o"), stdout: "no display")

@@ -13,6 +13,18 @@ final class X11World: Sendable {
     init(limits: [String] = []) async throws {
         x11 = try await VirtualX11()
         world = try await PbctlHarness(limits: limits, desktop: DesktopDisplay(mode: "x11", environment: x11.environment))
+        try await waitUntilBridged()
+    }
+
+    /// Waits until the server's bridge has joined the display. On a loaded machine an Xvfb
+    /// that has just started may still lack its extensions when the server first looks, and
+    /// the bridge joins at its retry a second later; every test starts from a joined bridge.
+    func waitUntilBridged() async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !(try await world.pbctl("info").out.contains("desktop: X11")) {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the bridge did not join the display: \(world.server?.log ?? "")") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// Runs `xclip ARGUMENTS...` on the test's display to completion (`-o` reads).
