@@ -131,6 +131,8 @@ struct DragAndDropTests {
         // The destination follows all the same: a card targets it.
         try await draggable(DragCard(title: "a card"), pasteboard: drag)
         #expect(await eventually { destination.isTargeted })
+        // The recorder hears of a change in a task of its own: wait for it to have written.
+        #expect(await eventually { !states.all.isEmpty })
         #expect(states.all.first == true, "targeted only by the card: \(states.all)")
 
         let marker = monitor.members.filter { $0 == "ChangeCount" }.count
