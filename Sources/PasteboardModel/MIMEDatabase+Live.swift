@@ -22,15 +22,19 @@ extension MIMEDatabase {
     /// before the writer's call returns) and reads the database itself if one is, so a request
     /// made after `pbctl types declare` has returned always sees the declaration.
     ///
-    /// - Parameter onReload: Told of each database read from now on, the first one and each
-    ///   after a change (the server logs the problems of ``DeclaredTypes``); called on the
-    ///   thread that used ``shared``, outside the database's lock.
-    /// - Returns: Whether inotify watches the folders; when the process may not have another
-    ///   inotify instance, their timestamps are compared on each use instead (a few `stat`
-    ///   calls), with the same guarantee.
-    @discardableResult
-    public static func followChanges(onReload: (@Sendable (MIMEDatabase) -> Void)? = nil) -> Bool {
-        LiveMIMEDatabase.instance.follow(onReload: onReload)
+    /// The watch starts with the first read of the database. When the process may not have
+    /// another inotify instance then, the folders' timestamps are compared on each use instead
+    /// (a few `stat` calls), with the same guarantee, and no thread reads ahead.
+    ///
+    /// - Parameters:
+    ///   - onReload: Told of each database read from now on, the first one and each after a
+    ///     change (the server logs the problems of ``DeclaredTypes``); called on the thread
+    ///     that read it, outside the database's lock.
+    ///   - onTimestampsOnly: Told, once, that inotify was not available.
+    public static func followChanges(
+        onReload: (@Sendable (MIMEDatabase) -> Void)? = nil, onTimestampsOnly: (@Sendable () -> Void)? = nil
+    ) {
+        LiveMIMEDatabase.instance.follow(.init(onReload: onReload, onTimestampsOnly: onTimestampsOnly))
     }
 
     /// Forgets the database read so far: the next use of ``shared`` reads it again (after
@@ -44,41 +48,52 @@ extension MIMEDatabase {
 final class LiveMIMEDatabase: Sendable {
     static let instance = LiveMIMEDatabase()
 
+    /// What ``MIMEDatabase/followChanges(onReload:onTimestampsOnly:)`` asked for.
+    struct Following: Sendable {
+        var onReload: (@Sendable (MIMEDatabase) -> Void)?
+        var onTimestampsOnly: (@Sendable () -> Void)?
+    }
+
     private struct State: ~Copyable {
         var database: MIMEDatabase?
         var monitor: (any MIMEChangeDetector)?
-        var onReload: (@Sendable (MIMEDatabase) -> Void)?
+        var following: Following?
     }
 
     private let state = Mutex(State())
 
     func current() -> MIMEDatabase {
-        let (database, loaded, onReload) = state.withLock { state -> (MIMEDatabase, Bool, (@Sendable (MIMEDatabase) -> Void)?) in
+        let (database, loaded, following, fellBack) = state.withLock { state -> (MIMEDatabase, Bool, Following?, Bool) in
             let changed = state.monitor?.hasChanged() ?? false
             if let database = state.database, !changed {
-                return (database, false, nil)
+                return (database, false, nil, false)
+            }
+            // The watch starts with the first read: a server that never matches types (most
+            // of the tests' hundred at once) holds no inotify instance, of which each user
+            // may have 128.
+            var fellBack = false
+            if state.following != nil, state.monitor == nil {
+                let inotify = MIMEDirectoryMonitor()
+                state.monitor = inotify ?? MIMEFolderTimestamps()
+                if let inotify { startReading(after: inotify) } else { fellBack = true }
             }
             let directories = MIMEDatabase.searchDirectories(environment: ProcessInfo.processInfo.environment)
             // Watch before reading, so that a change made during the read is seen next time.
             state.monitor?.watch(directories)
             let database = MIMEDatabase(directories: directories)
             state.database = database
-            return (database, true, state.onReload)
+            return (database, true, state.following, fellBack)
         }
-        if loaded { onReload?(database) }
+        if fellBack { following?.onTimestampsOnly?() }
+        if loaded { following?.onReload?(database) }
         return database
     }
 
-    func follow(onReload: (@Sendable (MIMEDatabase) -> Void)?) -> Bool {
+    func follow(_ following: Following) {
         state.withLock { state in
-            state.onReload = onReload
-            if let monitor = state.monitor { return monitor is MIMEDirectoryMonitor }
-            let inotify = MIMEDirectoryMonitor()
-            state.monitor = inotify ?? MIMEFolderTimestamps()
+            state.following = following
             // Read again under the watch: nothing read before it started can be trusted.
-            state.database = nil
-            if let inotify { startReading(after: inotify) }
-            return inotify != nil
+            if state.monitor == nil { state.database = nil }
         }
     }
 

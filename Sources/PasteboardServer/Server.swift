@@ -153,7 +153,7 @@ public final class PasteboardServer: Sendable {
                 logger.warning("types: \(problem)")
             }
         }
-        if !MIMEDatabase.followChanges(onReload: report) {
+        MIMEDatabase.followChanges(onReload: report) {
             logger.notice("types: no inotify instance left (fs.inotify.max_user_instances); the MIME database's folders are checked by their timestamps on each use instead")
         }
     }

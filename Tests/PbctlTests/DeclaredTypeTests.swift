@@ -201,9 +201,16 @@ struct DeclaredTypeTests {
         #expect(try await Self.gdbus(world, "CanRead", "general", "['application/json']") == "(false,)")
         let server = try #require(world.server)
         #expect(!server.log.contains("broken.xml"))
-        // No call from here on: only the server's own reading can find the broken package.
         let broken = data.root + "/user/mime/packages/broken.xml"
         try Data("<mime-info xmlns:p=\"https://pasteboardd.org/ns/uttype\"><mime-type".utf8).write(to: URL(fileURLWithPath: broken))
+        // A machine out of inotify instances (the tests run a hundred buses at once, each
+        // dbus-daemon holding one) gets the stand-in, which reads at the next call instead.
+        if server.log.contains("no inotify instance left") {
+            #expect(try await Self.gdbus(world, "CanRead", "general", "['application/json']") == "(false,)")
+            #expect(server.log.contains("broken.xml"), "\(server.log)")
+            return
+        }
+        // No call from here on: only the server's own reading can find the broken package.
         let deadline = ContinuousClock.now + .seconds(10)
         while !server.log.contains("broken.xml") {
             guard ContinuousClock.now < deadline else {
