@@ -64,7 +64,8 @@ let package = Package(
 
         // MARK: Pasteboard vocabulary (knows nothing of D-Bus)
 
-        .target(name: "PasteboardModel"),
+        // ProcessSpawning: to run update-mime-database for a type declaration.
+        .target(name: "PasteboardModel", dependencies: ["ProcessSpawning"]),
 
         // MARK: The server: model + store + bus interface
 
@@ -134,7 +135,7 @@ let package = Package(
             ]
         ),
 
-        // MARK: Starting helper processes (tests and benchmark)
+        // MARK: Starting helper processes (update-mime-database, the tests' peers, the benchmark)
 
         .target(name: "ProcessSpawning"),
 

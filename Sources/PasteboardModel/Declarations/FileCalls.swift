@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ProcessSpawning
 
 /// The few file and process calls a declaration needs, with `errno` kept for the message:
 /// Foundation's errors say "the operation could not be completed", which tells nobody what
@@ -45,42 +46,38 @@ struct ProgramRun {
     let status: Int32
     let errorOutput: String
 
-    /// Runs `path` with `arguments` (standard input and output closed to it), waits for it.
+    /// Runs `path` with `arguments`, standard input and output on `/dev/null` and no other
+    /// descriptor of this process (an app's own files must not leak into it), and waits for
+    /// it.
     static func run(_ path: String, arguments: [String]) -> ProgramRun {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
             return ProgramRun(status: -1, errorOutput: String(cString: strerror(errno)))
         }
-        // Neither end may leak into programs other threads start meanwhile.
-        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 2)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, path, &actions, nil, argv, environ)
-        close(pipeEnds[1])
-        guard spawned == 0 else {
-            close(pipeEnds[0])
-            return ProgramRun(status: -1, errorOutput: "cannot start \(path): \(String(cString: strerror(spawned)))")
+        // Neither end may leak into programs other threads start meanwhile; the child's
+        // standard error is a duplicate, which does not inherit the flag.
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        let child: pid_t
+        do {
+            child = try spawn(
+                path, arguments, standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+                standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0), standardError: .duplicate(ends[1]))
+        } catch {
+            close(ends[0])
+            close(ends[1])
+            return ProgramRun(status: -1, errorOutput: "\(error)")
         }
+        close(ends[1])
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
             output += buffer[0..<count]
         }
-        close(pipeEnds[0])
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0, errno == EINTR {}
-        let exited = (status & 0x7F) == 0
-        return ProgramRun(status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), errorOutput: String(decoding: output, as: UTF8.self))
+        close(ends[0])
+        return ProgramRun(status: reap(child) ?? -1, errorOutput: String(decoding: output, as: UTF8.self))
     }
 }

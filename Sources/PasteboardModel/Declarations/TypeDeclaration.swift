@@ -119,7 +119,11 @@ public struct TypeDeclaration: Sendable, Equatable {
         guard ["application", "audio", "font", "image", "message", "model", "multipart", "text", "video", "x-content", "inode"].contains(String(media)) else {
             throw .invalid("\(mimeType) has the unknown media type '\(media)'; use one of application, text, image, audio, video, font or model")
         }
-        return PasteboardType(validatedMIME: type.essence)
+        // The database names types in lower case.
+        guard let lowered = try? PasteboardType(validating: type.essence) else {
+            throw .invalid("\(MessageText.quoted(mimeType)) is not a MIME type; write type/subtype, such as application/vnd.example.todo+json")
+        }
+        return lowered
     }
 
     private static func resolve(parent: String, of identifier: String, declared: DeclaredTypes) throws(TypeDeclarationError) -> PasteboardType {
@@ -148,14 +152,6 @@ public struct TypeDeclaration: Sendable, Equatable {
             throw .invalid("\(MessageText.quoted(text)) is not a file name extension; write it without the dot, such as todo")
         }
         return String(cleaned)
-    }
-}
-
-extension PasteboardType {
-    /// A MIME essence already known to be valid (from ``TypeDeclaration``'s checks).
-    init(validatedMIME essence: String) {
-        // Validated just before: cannot fail.
-        self = (try? PasteboardType(validating: essence)) ?? .octetStream
     }
 }
 
