@@ -51,7 +51,8 @@ public final class TestServer: Sendable {
     ///     server) when nil.
     ///   - limits: `KEY=VALUE` settings, each passed as `--limit`.
     ///   - desktop: the display to bridge `general` to; nil for none.
-    /// - Throws: when the server exits or does not own its name within ten seconds.
+    /// - Throws: when the server exits or does not own its name within 30 seconds (servers on a
+    ///   PostgreSQL store connect and migrate first, dozens at once in the tests).
     ///   - environment: variables added to the server's environment (`XDG_DATA_HOME` for the
     ///     MIME database it reads).
     public init(
@@ -146,7 +147,7 @@ public final class TestServer: Sendable {
             environment: environment.merging(desktop?.environment ?? [:]) { $1 }, newProcessGroup: true)
         let watcher = try Connection.connect(address: bus.address)
         defer { watcher.close() }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             if let status = reap(pid, wait: false) {
                 throw TestSupportError("pasteboardd exited with status \(status) before owning \(Self.busName):\n\(log)")
@@ -161,7 +162,7 @@ public final class TestServer: Sendable {
             if ContinuousClock.now > deadline {
                 kill(pid, SIGKILL)
                 _ = reap(pid)
-                throw TestSupportError("pasteboardd did not own \(Self.busName) within 10 s:\n\(log)")
+                throw TestSupportError("pasteboardd did not own \(Self.busName) within 30 s:\n\(log)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -54,7 +54,9 @@ final class SharedStore: Sendable {
     /// Creates the tables, or checks their version; one server at a time (servers started
     /// together would otherwise create them twice).
     private func migrate(_ connection: PostgresConnection, location: PostgresLocation) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+        // Keyed by the database as well: advisory locks are the whole PostgreSQL server's, and
+        // servers of other databases on it (the tests' dozens) need not wait for each other.
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock), hashtext(current_database()))", logger: logger)
         try await connection.query("CREATE TABLE IF NOT EXISTS pasteboardd_schema (version integer NOT NULL)", logger: logger)
         try await connection.query("""
             CREATE TABLE IF NOT EXISTS pasteboards (
@@ -100,8 +102,9 @@ final class SharedStore: Sendable {
         }
     }
 
-    /// The advisory lock that makes one server at a time create or migrate the tables.
-    static let migrationLock: Int64 = 0x7061_7374_6562_6f61
+    /// The advisory lock (with the database's name) that makes one server at a time create or
+    /// migrate a database's tables.
+    static let migrationLock: Int32 = 0x7061_7374  // "past"
 
     // MARK: Reading
 
