@@ -35,12 +35,25 @@ public final class Connection: Sendable {
     ///
     /// - Throws: a ``DBusError`` naming the address when there is no bus to connect to.
     public static func connect(address: String? = nil) throws(DBusError) -> Connection {
+        try connect(address: address, awaitingName: true)
+    }
+
+    /// Connects to the bus at `address`, or to the session bus when `address` is nil.
+    ///
+    /// - Parameter awaitingName: Whether to wait for the bus's answer to `Hello` (the unique
+    ///   name) before returning. A short-lived client that never needs ``uniqueName`` passes
+    ///   `false`: `Hello` is then sent and its answer left to arrive while the first call is on
+    ///   its way, which saves one round trip to the bus (the bus answers messages in order, so
+    ///   the call still comes after `Hello`). ``uniqueName`` is then empty. Messages carrying
+    ///   descriptors, and any sent after one, are held until `Hello` is answered: a bus still
+    ///   reading the authentication would drop their descriptors.
+    public static func connect(address: String?, awaitingName: Bool) throws(DBusError) -> Connection {
         guard let address = address ?? sessionBusAddress() else {
             throw DBusError(
                 name: "org.freedesktop.DBus.Error.NoServer",
                 message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
         }
-        return try Connection(address: address)
+        return try Connection(address: address, awaitingName: awaitingName)
     }
 
     /// The session bus address from the environment, as libdbus and GDBus find it.
@@ -56,7 +69,7 @@ public final class Connection: Sendable {
         return nil
     }
 
-    private init(address: String) throws(DBusError) {
+    private init(address: String, awaitingName: Bool) throws(DBusError) {
         _ = dbus_threads_init_default()
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -69,8 +82,11 @@ public final class Connection: Sendable {
         // 128 MiB, and a peer sending one must not cut us off the bus.
         dbus_connection_set_max_message_size(raw, 128 << 20)
         dbus_connection_set_max_received_size(raw, 256 << 20)
-        // Hello is the one blocking call, made before the loop thread exists.
-        guard dbus_bus_register(raw, &error) != 0 else {
+        // Hello is the one blocking call, made before the loop thread exists; or, not awaiting
+        // the name, the authentication alone (whether descriptors may pass is known only then).
+        var helloSerial: UInt32? = nil
+        let registered = awaitingName ? dbus_bus_register(raw, &error) != 0 : Self.authenticateAndGreet(raw, &error, helloSerial: &helloSerial)
+        guard registered else {
             dbus_connection_close(raw)
             dbus_connection_unref(raw)
             throw Self.convert(error, address: address)
@@ -85,12 +101,41 @@ public final class Connection: Sendable {
             dbus_connection_unref(raw)
             throw error
         }
-        loop.start(state: ConnectionState(loop: loop))
+        loop.start(state: ConnectionState(loop: loop, helloSerial: helloSerial))
         onDisconnect { [weak self] in self?.connected.store(false, ordering: .releasing) }
     }
 
     deinit {
         loop.stop()
+    }
+
+    /// Completes the authentication, then queues `Hello` without waiting for its answer.
+    private static func authenticateAndGreet(_ raw: OpaquePointer, _ error: inout CDBus.DBusError, helloSerial: inout UInt32?) -> Bool {
+        // As long as dbus_bus_register would wait for Hello's answer: 25 s.
+        let deadline = ContinuousClock.now + .seconds(25)
+        while dbus_connection_get_is_authenticated(raw) == 0 {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                dbus_set_error_const(&error, "org.freedesktop.DBus.Error.NoReply", "the bus did not finish authenticating the connection within 25 s")
+                return false
+            }
+            let milliseconds = Int32(clamping: left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            guard dbus_connection_get_is_connected(raw) != 0, dbus_connection_read_write(raw, milliseconds) != 0 else {
+                dbus_set_error_const(&error, "org.freedesktop.DBus.Error.AuthFailed", "the bus refused the connection (authentication failed)")
+                return false
+            }
+        }
+        guard dbus_connection_get_is_connected(raw) != 0,
+            let hello = dbus_message_new_method_call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello")
+        else {
+            dbus_set_error_const(&error, "org.freedesktop.DBus.Error.Disconnected", "the bus closed the connection")
+            return false
+        }
+        defer { dbus_message_unref(hello) }
+        var serial: UInt32 = 0
+        guard dbus_connection_send(raw, hello, &serial) != 0 else { return false }
+        helloSerial = serial
+        return true
     }
 
     private static func convert(_ error: CDBus.DBusError, address: String) -> DBusError {

@@ -18,9 +18,14 @@ final class ConnectionState {
     private var objects: [String: any DBusObject] = [:]
     private var disconnectHandlers: [@Sendable () -> Void] = []
     private(set) var ended = false
+    /// Set while a `Hello` sent without waiting is unanswered: its serial, and the messages
+    /// held until the answer (see ``holds(_:)``).
+    private var greeting: (serial: UInt32, held: [(message: Message, call: PendingCall?)])?
 
-    init(loop: EventLoop) {
+    /// - Parameter helloSerial: the serial of a `Hello` sent without waiting for its answer.
+    init(loop: EventLoop, helloSerial: UInt32? = nil) {
         self.loop = loop
+        greeting = helloSerial.map { ($0, []) }
     }
 
     // MARK: Calls
@@ -30,23 +35,69 @@ final class ConnectionState {
             reply.resume(returning: .failure(.disconnected("the connection to the bus is closed")))
             return
         }
+        let call = PendingCall(id: id, reply: reply, deadline: deadline)
+        if holds(message) {
+            greeting?.held.append((message, call))
+        } else {
+            start(call, message)
+        }
+    }
+
+    private func start(_ call: PendingCall, _ message: Message) {
         var serial: UInt32 = 0
         guard dbus_connection_send(loop.raw, message.raw, &serial) != 0 else {
-            reply.resume(returning: .failure(.noMemory("the message could not be queued")))
+            call.reply.resume(returning: .failure(.noMemory("the message could not be queued")))
             return
         }
-        pending[serial] = PendingCall(id: id, reply: reply, deadline: deadline)
-        serialOfCall[id] = serial
+        pending[serial] = call
+        serialOfCall[call.id] = serial
+    }
+
+    /// Hands a message that awaits no reply to libdbus, or holds it while ``greeting`` says so.
+    func transmit(_ message: Message) {
+        if holds(message) {
+            greeting?.held.append((message, nil))
+        } else {
+            dbus_connection_send(loop.raw, message.raw, nil)
+        }
+    }
+
+    // MARK: Hello not awaited
+
+    /// Whether `message` must wait for the answer to a `Hello` sent without waiting: it carries
+    /// descriptors, or something before it already waits (messages leave in order).
+    ///
+    /// dbus-daemon reads the authentication with a plain `recv`, which has no room for
+    /// descriptors: any that come in the same read as `BEGIN` are dropped, and the daemon then
+    /// disconnects the client for a message whose descriptors are missing. Once `Hello` is
+    /// answered the daemon reads messages, descriptors and all.
+    private func holds(_ message: Message) -> Bool {
+        guard let greeting else { return false }
+        return !greeting.held.isEmpty || dbus_message_contains_unix_fds(message.raw) != 0
+    }
+
+    /// The bus answered `Hello`: what was held leaves, in order.
+    private func greeted() {
+        guard let held = greeting?.held else { return }
+        greeting = nil
+        for (message, call) in held {
+            if let call { start(call, message) } else { dbus_connection_send(loop.raw, message.raw, nil) }
+        }
     }
 
     func cancelCall(id: UInt64) {
+        if let index = greeting?.held.firstIndex(where: { $0.call?.id == id }) {
+            let call = greeting!.held.remove(at: index).call!
+            return call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
+        }
         guard let serial = serialOfCall.removeValue(forKey: id),
               let call = pending.removeValue(forKey: serial) else { return }
         call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
     }
 
     var nextDeadline: UInt64? {
-        pending.values.lazy.compactMap(\.deadline).min()
+        let held = greeting?.held.lazy.compactMap(\.call?.deadline).min()
+        return [pending.values.lazy.compactMap(\.deadline).min(), held].compactMap { $0 }.min()
     }
 
     func expireDeadlines(now: UInt64) {
@@ -55,6 +106,9 @@ final class ConnectionState {
             pending[serial] = nil
             serialOfCall[call.id] = nil
             call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
+        }
+        while let index = greeting?.held.firstIndex(where: { ($0.call?.deadline ?? .max) <= now }) {
+            greeting!.held.remove(at: index).call!.reply.resume(returning: .failure(.noReply("the bus did not answer Hello within the time allowed")))
         }
     }
 
@@ -90,6 +144,10 @@ final class ConnectionState {
         }
         pending.removeAll()
         serialOfCall.removeAll()
+        for case (_, let call?) in greeting?.held ?? [] {
+            call.reply.resume(returning: .failure(.disconnected("the connection to the bus was lost")))
+        }
+        greeting = nil
         for subscription in subscriptions.values { subscription.continuation.finish() }
         subscriptions.removeAll()
         objects.removeAll()
@@ -102,6 +160,10 @@ final class ConnectionState {
     func receive(_ message: Message) -> DBusHandlerResult {
         switch message.type {
         case .methodReturn, .error:
+            if let greeting, message.replySerial == greeting.serial {
+                greeted()
+                return DBUS_HANDLER_RESULT_HANDLED
+            }
             guard let call = pending.removeValue(forKey: message.replySerial) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             serialOfCall[call.id] = nil
             if let error = message.error {

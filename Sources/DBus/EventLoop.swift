@@ -245,17 +245,13 @@ extension EventLoop {
     func send(_ messages: [Message]) {
         guard !messages.isEmpty else { return }
         if sendsAtOnce {
-            for message in messages {
-                dbus_connection_send(raw, message.raw, nil)
-            }
+            for message in messages { state.transmit(message) }
             return
         }
         submit { loop in
             // After the end `raw` is released: what was not sent by then is dropped.
             guard !loop.state.ended else { return }
-            for message in messages {
-                dbus_connection_send(loop.raw, message.raw, nil)
-            }
+            for message in messages { loop.state.transmit(message) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -194,5 +195,51 @@ struct ConnectionTests {
         #expect(try await other.requestName("org.example.Echo") == .exists)
         #expect(try await other.nameOwner("org.example.Echo") == server.uniqueName)
         #expect(try await other.nameOwner("org.example.Nobody") == nil)
+    }
+
+    /// A client that does not wait for `Hello`'s answer (as `pbctl`) may send a descriptor in
+    /// its first call. dbus-daemon reads the authentication without room for descriptors and
+    /// drops any that come in the same read as `BEGIN`, then disconnects the client for a
+    /// message missing its descriptor; so such a call must wait for `Hello`'s answer. The bus is
+    /// stopped and started all along, so it often reads `BEGIN` late, with what followed.
+    @Test func aDescriptorInTheFirstCallArrivesWhenHelloIsNotAwaited() async throws {
+        let stop = Atomic<Bool>(false)
+        let bus = self.bus
+        let jostler = Thread {
+            while !stop.load(ordering: .relaxed) {
+                bus.pause()
+                usleep(300)
+                bus.resume()
+                usleep(200)
+            }
+        }
+        jostler.start()
+        defer {
+            stop.store(true, ordering: .relaxed)
+            while !jostler.isFinished { usleep(1_000) }
+            bus.resume()
+        }
+        for round in 0..<200 {
+            let quick = try Connection.connect(address: bus.address, awaitingName: false)
+            #expect(quick.uniqueName.isEmpty)
+            if round.isMultiple(of: 2) {
+                // No descriptor: the call goes right behind Hello, read with it or not.
+                let back = try await quick.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.uint32(UInt32(round))])
+                #expect(back == [.uint32(UInt32(round))])
+                quick.close()
+                continue
+            }
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            let readEnd = UnixFileDescriptor(owning: fds[0])
+            let writeEnd = UnixFileDescriptor(owning: fds[1])
+            let back = try await quick.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.unixFD(writeEnd), .uint32(UInt32(round))])
+            #expect(back.last == .uint32(UInt32(round)))
+            let received = try #require(back.first?.fileDescriptorValue)
+            #expect(write(received.rawValue, "x", 1) == 1)
+            var byte: UInt8 = 0
+            #expect(read(readEnd.rawValue, &byte, 1) == 1)
+            quick.close()
+        }
     }
 }

@@ -31,7 +31,19 @@ public final class TestBus: Sendable {
         }
     }
 
+    /// Stops the daemon where it is (`SIGSTOP`), so that what clients send meanwhile waits in
+    /// its sockets and is read late, several messages in one go.
+    public func pause() {
+        kill(pid, SIGSTOP)
+    }
+
+    /// Lets a paused daemon go on (`SIGCONT`).
+    public func resume() {
+        kill(pid, SIGCONT)
+    }
+
     deinit {
+        kill(pid, SIGCONT)
         kill(pid, SIGKILL)
         _ = reap(pid)
         try? FileManager.default.removeItem(atPath: directory)

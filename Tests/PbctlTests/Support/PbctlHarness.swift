@@ -98,6 +98,17 @@ extension PbctlHarness {
             method: method, arguments: arguments, timeout: .seconds(20))
     }
 
+    /// Waits until `pbctl info` says the server's bridge has joined a desktop of `kind`
+    /// (`X11`, `Wayland`). On a loaded machine a display that has just started may still lack
+    /// what the bridge needs when the server first looks, and the bridge joins at its retry a
+    /// second later; every desktop test starts from a joined bridge.
+    func waitUntilBridged(to kind: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !(try await pbctl("info").out.contains("desktop: \(kind)")) {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the bridge did not join the \(kind) desktop: \(server?.log ?? "")") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
 }
 
 /// Runs the built `pbctl` with exactly `arguments` (no `--address` added).

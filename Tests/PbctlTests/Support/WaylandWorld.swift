@@ -12,6 +12,7 @@ final class WaylandWorld: Sendable {
     init() async throws {
         sway = try HeadlessSway()
         world = try await PbctlHarness(desktop: DesktopDisplay(mode: "wayland", environment: sway.environment))
+        try await world.waitUntilBridged(to: "Wayland")
     }
 
     /// Runs `wl-paste ARGUMENTS...` on the test's compositor to completion.

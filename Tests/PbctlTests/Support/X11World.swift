@@ -16,15 +16,9 @@ final class X11World: Sendable {
         try await waitUntilBridged()
     }
 
-    /// Waits until the server's bridge has joined the display. On a loaded machine an Xvfb
-    /// that has just started may still lack its extensions when the server first looks, and
-    /// the bridge joins at its retry a second later; every test starts from a joined bridge.
+    /// Waits until the server's bridge has joined the display (again).
     func waitUntilBridged() async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !(try await world.pbctl("info").out.contains("desktop: X11")) {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("the bridge did not join the display: \(world.server?.log ?? "")") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await world.waitUntilBridged(to: "X11")
     }
 
     /// Runs `xclip ARGUMENTS...` on the test's display to completion (`-o` reads).
