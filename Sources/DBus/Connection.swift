@@ -47,13 +47,17 @@ public final class Connection: Sendable {
     ///   the call still comes after `Hello`). ``uniqueName`` is then empty. Messages carrying
     ///   descriptors, and any sent after one, are held until `Hello` is answered: a bus still
     ///   reading the authentication would drop their descriptors.
-    public static func connect(address: String?, awaitingName: Bool) throws(DBusError) -> Connection {
+    /// - Parameter drivenByCaller: Whether the calling thread drives the connection instead of a
+    ///   thread of its own: it must then call ``turn()`` whenever it has nothing else to do,
+    ///   and no other thread may (see ``turn()``). A short-lived client whose one thread waits
+    ///   for the bus anyway saves the thread's start and two thread hops per call.
+    public static func connect(address: String?, awaitingName: Bool, drivenByCaller: Bool = false) throws(DBusError) -> Connection {
         guard let address = address ?? sessionBusAddress() else {
             throw DBusError(
                 name: "org.freedesktop.DBus.Error.NoServer",
                 message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
         }
-        return try Connection(address: address, awaitingName: awaitingName)
+        return try Connection(address: address, awaitingName: awaitingName, drivenByCaller: drivenByCaller)
     }
 
     /// The session bus address from the environment, as libdbus and GDBus find it.
@@ -69,7 +73,7 @@ public final class Connection: Sendable {
         return nil
     }
 
-    private init(address: String, awaitingName: Bool) throws(DBusError) {
+    private init(address: String, awaitingName: Bool, drivenByCaller: Bool) throws(DBusError) {
         _ = dbus_threads_init_default()
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -101,7 +105,12 @@ public final class Connection: Sendable {
             dbus_connection_unref(raw)
             throw error
         }
-        loop.start(state: ConnectionState(loop: loop, helloSerial: helloSerial))
+        let state = ConnectionState(loop: loop, helloSerial: helloSerial)
+        if drivenByCaller {
+            loop.adopt(state: state)
+        } else {
+            loop.start(state: state)
+        }
         onDisconnect { [weak self] in self?.connected.store(false, ordering: .releasing) }
     }
 
@@ -290,6 +299,27 @@ public final class Connection: Sendable {
     /// Sends what is queued, then closes the connection. Calls still waiting fail with `Disconnected`.
     public func close() {
         loop.stop()
+    }
+
+    // MARK: Driven by the caller
+
+    /// Does one round of the work of a connection made with `drivenByCaller`: sends what was
+    /// submitted, dispatches what was received (replies resume their callers, signals reach
+    /// their streams), and, only when there was nothing to do, waits in `poll` until the bus
+    /// sends something, another thread submits work or calls ``wake()``, or a deadline comes.
+    ///
+    /// Call it only from the thread that made the connection, never from inside a handler.
+    ///
+    /// - Returns: false once the connection has ended (closed or lost); there is nothing more
+    ///   to drive then.
+    public func turn() -> Bool {
+        loop.turn()
+    }
+
+    /// Makes a ``turn()`` waiting on another thread return (a connection made with
+    /// `drivenByCaller`), so that its thread can run work handed to it by other means.
+    public func wake() {
+        loop.wake()
     }
 }
 

@@ -13,7 +13,6 @@ final class ConnectionState {
 
     private unowned let loop: EventLoop
     private var pending: [UInt32: PendingCall] = [:]
-    private var serialOfCall: [UInt64: UInt32] = [:]
     private var subscriptions: [UInt64: (rule: MatchRule, continuation: AsyncStream<Message>.Continuation)] = [:]
     private var objects: [String: any DBusObject] = [:]
     private var disconnectHandlers: [@Sendable () -> Void] = []
@@ -50,7 +49,6 @@ final class ConnectionState {
             return
         }
         pending[serial] = call
-        serialOfCall[call.id] = serial
     }
 
     /// Hands a message that awaits no reply to libdbus, or holds it while ``greeting`` says so.
@@ -90,21 +88,23 @@ final class ConnectionState {
             let call = greeting!.held.remove(at: index).call!
             return call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
         }
-        guard let serial = serialOfCall.removeValue(forKey: id),
+        // A search, as cancelling is rare: no second table to keep (nor its generic metadata
+        // to make at the start of every short-lived process).
+        guard let serial = pending.first(where: { $0.value.id == id })?.key,
               let call = pending.removeValue(forKey: serial) else { return }
         call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
     }
 
     var nextDeadline: UInt64? {
-        let held = greeting?.held.lazy.compactMap(\.call?.deadline).min()
-        return [pending.values.lazy.compactMap(\.deadline).min(), held].compactMap { $0 }.min()
+        let next = pending.values.lazy.compactMap(\.deadline).min()
+        guard let held = greeting?.held.lazy.compactMap(\.call?.deadline).min() else { return next }
+        return min(next ?? .max, held)
     }
 
     func expireDeadlines(now: UInt64) {
         let expired = pending.filter { ($0.value.deadline ?? .max) <= now }
         for (serial, call) in expired {
             pending[serial] = nil
-            serialOfCall[call.id] = nil
             call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
         }
         while let index = greeting?.held.firstIndex(where: { ($0.call?.deadline ?? .max) <= now }) {
@@ -143,7 +143,6 @@ final class ConnectionState {
             call.reply.resume(returning: .failure(.disconnected("the connection to the bus was lost")))
         }
         pending.removeAll()
-        serialOfCall.removeAll()
         for case (_, let call?) in greeting?.held ?? [] {
             call.reply.resume(returning: .failure(.disconnected("the connection to the bus was lost")))
         }
@@ -165,7 +164,6 @@ final class ConnectionState {
                 return DBUS_HANDLER_RESULT_HANDLED
             }
             guard let call = pending.removeValue(forKey: message.replySerial) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-            serialOfCall[call.id] = nil
             if let error = message.error {
                 call.reply.resume(returning: .failure(error))
             } else {

@@ -75,6 +75,12 @@ final class EventLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// Wakes the loop's thread if it waits in `poll`.
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
     /// Ends the loop after the commands already queued; the connection is closed on the way out.
     func stop() {
         submit { loop in loop.running = false }
@@ -83,6 +89,54 @@ final class EventLoop: @unchecked Sendable {
     // MARK: The loop
 
     private func run() {
+        prepare()
+        while running {
+            runCommands()
+            dispatchAll()
+            // What dispatching submitted from this thread (replies, mostly), before waiting.
+            runCommands()
+            if dbus_connection_get_is_connected(raw) == 0 { break }
+            guard running else { break }
+            pollOnce()
+        }
+        finish()
+    }
+
+    /// Makes the calling thread the loop's, without a thread of its own: it drives the loop by
+    /// calling ``turn()`` whenever it has nothing else to do. `state` receives every message.
+    func adopt(state: ConnectionState) {
+        self.state = state
+        prepare()
+    }
+
+    /// One round of a loop driven by its thread (``adopt(state:)``): what was submitted, what
+    /// was received, and only when neither gave anything to do, one wait in `poll` for the
+    /// socket, a ``submit(_:)`` from another thread, or a deadline.
+    ///
+    /// - Returns: false once the connection has ended (closed or lost); the loop is then over.
+    func turn() -> Bool {
+        guard !finished else { return false }
+        var busy = runCommands()
+        busy = dispatchAll() || busy
+        busy = runCommands() || busy
+        if running, dbus_connection_get_is_connected(raw) != 0, !busy {
+            pollOnce()
+            _ = dispatchAll()
+            _ = runCommands()
+        }
+        guard running, dbus_connection_get_is_connected(raw) != 0 else {
+            finish()
+            return false
+        }
+        return true
+    }
+
+    /// Set once ``finish()`` has run.
+    private var finished = false
+
+    /// Hooks the connection's watches, timeouts and incoming messages to this loop, and makes
+    /// the current thread its thread.
+    private func prepare() {
         let user = Unmanaged.passUnretained(self).toOpaque()
         dbus_connection_set_watch_functions(raw, { watch, data in
             EventLoop.from(data).watches.append(watch!)
@@ -108,18 +162,13 @@ final class EventLoop: @unchecked Sendable {
             guard let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             return EventLoop.from(data).state.receive(Message(retaining: message))
         }, user, nil)
-
         loopThread.store(UInt(pthread_self()), ordering: .relaxed)
-        while running {
-            runCommands()
-            dispatchAll()
-            // What dispatching submitted from this thread (replies, mostly), before waiting.
-            runCommands()
-            if dbus_connection_get_is_connected(raw) == 0 { break }
-            guard running else { break }
-            pollOnce()
-        }
+    }
 
+    /// Ends the loop: fails what waits, closes and lets go of the connection, and hands what is
+    /// submitted later to ``afterEnd``.
+    private func finish() {
+        finished = true
         state.connectionEnded()
         if dbus_connection_get_is_connected(raw) != 0 {
             dbus_connection_flush(raw)
@@ -127,7 +176,7 @@ final class EventLoop: @unchecked Sendable {
         }
         dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
-        dispatchAll()
+        _ = dispatchAll()
         dbus_connection_unref(raw)
         runCommands(last: true)
     }
@@ -138,7 +187,10 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs the queued commands until none is left; `last` also marks the loop ended, in the
     /// same step as finding the queue empty, so no command is ever left behind.
-    private func runCommands(last: Bool = false) {
+    /// - Returns: whether any command ran.
+    @discardableResult
+    private func runCommands(last: Bool = false) -> Bool {
+        var ran = false
         while true {
             let batch = commands.withLock { commands -> [@Sendable (EventLoop) -> Void] in
                 let batch = commands.queue
@@ -146,13 +198,18 @@ final class EventLoop: @unchecked Sendable {
                 if batch.isEmpty, last { commands.ended = true }
                 return batch
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty { return ran }
+            ran = true
             for work in batch { work(self) }
         }
     }
 
-    private func dispatchAll() {
+    /// - Returns: whether any message was dispatched.
+    @discardableResult
+    private func dispatchAll() -> Bool {
+        guard dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS else { return false }
         while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        return true
     }
 
     private func pollOnce() {

@@ -8,6 +8,10 @@ import Glibc
 @main
 enum Entry {
     static func main() {
+        // One malloc arena: the bus connection's thread would otherwise map a 128 MiB arena of
+        // its own (four system calls and their page faults) in a process that lives a few
+        // milliseconds.
+        _ = mallopt(M_ARENA_MAX, 1)
         StandardStreams.reserve()
         // Swift repairs invalid UTF-8 in the arguments, which would turn a bad pasteboard name
         // (or a file name) silently into another one.
@@ -34,3 +38,8 @@ enum Entry {
         }
     }
 }
+
+/// glibc's `mallopt` and `M_ARENA_MAX` (from `malloc.h`, which the Glibc module leaves out).
+@_silgen_name("mallopt")
+private func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
+private let M_ARENA_MAX: Int32 = -8

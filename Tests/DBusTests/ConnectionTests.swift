@@ -242,4 +242,44 @@ struct ConnectionTests {
             quick.close()
         }
     }
+
+    /// A connection driven by its caller has no thread of its own: calls made from other
+    /// threads wake the thread waiting in `turn()`, which sends them and dispatches their
+    /// replies and signals; once the connection is closed `turn()` says so.
+    @Test func aConnectionDrivenByItsCallerAnswersAndEnds() async throws {
+        let made = Mutex<Connection?>(nil)
+        let turnsEnded = Atomic<Bool>(false)
+        let address = bus.address
+        let driver = Thread {
+            guard let connection = try? Connection.connect(address: address, awaitingName: true, drivenByCaller: true) else { return }
+            made.withLock { $0 = connection }
+            while connection.turn() {}
+            turnsEnded.store(true, ordering: .releasing)
+        }
+        driver.start()
+        var connection: Connection? = nil
+        for _ in 0..<2_000 where connection == nil {
+            connection = made.withLock { $0 }
+            if connection == nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let driven = try #require(connection)
+        #expect(driven.uniqueName.hasPrefix(":"))
+        let stream = try await driven.signals(matching: MatchRule(interface: "org.example.Echo", member: "Said"))
+        for round in 0..<20 {
+            let back = try await driven.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.uint32(UInt32(round))])
+            #expect(back == [.uint32(UInt32(round))])
+        }
+        _ = try await driven.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Emit", arguments: [.string("driven")])
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next()?.arguments() == [.string("driven")])
+        let endedEarly = turnsEnded.load(ordering: .acquiring)
+        #expect(!endedEarly)
+        driven.close()
+        await driven.waitUntilDisconnected()
+        for _ in 0..<2_000 where !turnsEnded.load(ordering: .acquiring) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let ended = turnsEnded.load(ordering: .acquiring)
+        #expect(ended, "turn() did not report the closed connection")
+    }
 }

@@ -29,8 +29,11 @@ final class Server: Sendable {
     static func connect(address: String?) throws(Unreachable) -> Server {
         do {
             // pbctl never needs its unique name: Hello's answer is not waited for (one round
-            // trip to the bus fewer per run).
-            return Server(connection: try Connection.connect(address: address, awaitingName: false))
+            // trip to the bus fewer per run). The main thread drives the connection while it
+            // waits (see MainThreadExecutor): no thread to start, no hop to it and back.
+            let connection = try Connection.connect(address: address, awaitingName: false, drivenByCaller: true)
+            MainThreadExecutor.shared.drive(connection)
+            return Server(connection: connection)
         } catch {
             throw Unreachable(address: address ?? Connection.sessionBusAddress(), reason: error.message)
         }

@@ -1,3 +1,4 @@
+import DBus
 import Dispatch
 import Synchronization
 
@@ -13,8 +14,8 @@ import Glibc
 /// `dlopen`s libgcc_s to unwind it: 10 to 20 ms, several times all the rest of a `pbctl
 /// paste`. And the global executor starts pool threads and hops between them, which cost
 /// about 0.8 ms of a `pbctl paste` on a busy two-core machine. Here the main thread runs each
-/// job of the task as it is enqueued, from the bus's event-loop thread or anywhere else, and
-/// sleeps in between.
+/// job of the task as it is enqueued, and in between drives the bus connection (``drive(_:)``)
+/// or sleeps.
 ///
 /// ```swift
 /// MainThreadExecutor.run {
@@ -23,15 +24,33 @@ import Glibc
 /// }
 /// ```
 final class MainThreadExecutor: TaskExecutor {
-    private let queue = Mutex<[UnownedJob]>([])
+    /// The executor of the main thread, made by ``run(_:)``.
+    static let shared = MainThreadExecutor()
+
+    /// The jobs to run, and the bus connection the main thread drives while it has none.
+    private let state = Mutex<(jobs: [UnownedJob], bus: Connection?)>(([], nil))
+    /// Wakes the main thread when it drives no connection.
     private let jobsWaiting = DispatchSemaphore(value: 0)
+    private let mainThread = pthread_self()
 
     private init() {}
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.withLock { $0.append(job) }
-        jobsWaiting.signal()
+        let bus = state.withLock { state in
+            state.jobs.append(job)
+            return state.bus
+        }
+        // The main thread looks at the queue before it waits again.
+        if pthread_equal(pthread_self(), mainThread) != 0 { return }
+        if let bus { bus.wake() } else { jobsWaiting.signal() }
+    }
+
+    /// Lets the main thread drive `connection` (made with `drivenByCaller`) whenever it has no
+    /// job to run: replies and signals are then read, and calls sent, on the main thread
+    /// itself, with no thread of the connection's to start and no hop to it and back per call.
+    func drive(_ connection: Connection) {
+        state.withLock { $0.bus = connection }
     }
 
     /// Starts `body` as a task preferring the main thread and runs its jobs there until the
@@ -40,14 +59,23 @@ final class MainThreadExecutor: TaskExecutor {
     /// The task is started here, outside any actor: started on the main actor it would wait
     /// for the main actor's queue, which nothing drains.
     static func run(_ body: @escaping @Sendable () async -> Never) -> Never {
-        let executor = MainThreadExecutor()
+        let executor = shared
         Task(executorPreference: executor) {
             await body()
         }
         while true {
-            executor.jobsWaiting.wait()
-            let job = executor.queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-            job?.runSynchronously(on: executor.asUnownedTaskExecutor())
+            let (job, bus) = executor.state.withLock { state in
+                (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.bus)
+            }
+            if let job {
+                job.runSynchronously(on: executor.asUnownedTaskExecutor())
+            } else if let bus {
+                // A connection that has ended has nothing more to drive: from then on other
+                // threads wake the main thread through the semaphore.
+                if !bus.turn() { executor.state.withLock { $0.bus = nil } }
+            } else {
+                executor.jobsWaiting.wait()
+            }
         }
     }
 }
