@@ -107,7 +107,13 @@ final class EventLoop: @unchecked Sendable {
     func adopt(state: ConnectionState) {
         self.state = state
         prepare()
+        // libdbus holds this loop unretained in its callbacks until finish(): as the thread of
+        // start(state:) does, the driver keeps it alive until then.
+        heldByDriver = Unmanaged.passRetained(self)
     }
+
+    /// The reference a driven loop holds on itself until ``finish()``.
+    private var heldByDriver: Unmanaged<EventLoop>?
 
     /// One round of a loop driven by its thread (``adopt(state:)``): what was submitted, what
     /// was received, and only when neither gave anything to do, one wait in `poll` for the
@@ -126,6 +132,8 @@ final class EventLoop: @unchecked Sendable {
         }
         guard running, dbus_connection_get_is_connected(raw) != 0 else {
             finish()
+            // Last: this may let go of the loop itself.
+            heldByDriver.take()?.release()
             return false
         }
         return true
