@@ -142,7 +142,10 @@ public final class Connection: Sendable {
         }
         defer { dbus_message_unref(hello) }
         var serial: UInt32 = 0
-        guard dbus_connection_send(raw, hello, &serial) != 0 else { return false }
+        guard dbus_connection_send(raw, hello, &serial) != 0 else {
+            dbus_set_error_const(&error, "org.freedesktop.DBus.Error.NoMemory", "Hello could not be queued")
+            return false
+        }
         helloSerial = serial
         return true
     }
@@ -309,6 +312,8 @@ public final class Connection: Sendable {
     /// sends something, another thread submits work or calls ``wake()``, or a deadline comes.
     ///
     /// Call it only from the thread that made the connection, never from inside a handler.
+    /// Keep calling it until it returns false, after ``close()`` too: only then is the
+    /// connection closed and let go of (a thread of the connection's own does that by itself).
     ///
     /// - Returns: false once the connection has ended (closed or lost); there is nothing more
     ///   to drive then.

@@ -74,14 +74,23 @@ final class ConnectionState {
         return !greeting.held.isEmpty || dbus_message_contains_unix_fds(message.raw) != 0
     }
 
-    /// The bus answered `Hello`: what was held leaves, in order.
-    private func greeted() {
+    /// The bus answered `Hello`: what was held leaves, in order. If the answer is an error (the
+    /// bus refuses the connection, and is about to close it), held calls fail with that error
+    /// and held messages are dropped.
+    private func greeted(_ answer: Message) {
         guard let held = greeting?.held else { return }
         greeting = nil
+        if let error = answer.error {
+            for case (_, let call?) in held { call.reply.resume(returning: .failure(error)) }
+            return
+        }
         for (message, call) in held {
             if let call { start(call, message) } else { dbus_connection_send(loop.raw, message.raw, nil) }
         }
     }
+
+    /// Whether messages wait for the answer to `Hello` (see ``holds(_:)``).
+    var holdsMessages: Bool { greeting?.held.isEmpty == false }
 
     func cancelCall(id: UInt64) {
         if let index = greeting?.held.firstIndex(where: { $0.call?.id == id }) {
@@ -160,7 +169,7 @@ final class ConnectionState {
         switch message.type {
         case .methodReturn, .error:
             if let greeting, message.replySerial == greeting.serial {
-                greeted()
+                greeted(message)
                 return DBUS_HANDLER_RESULT_HANDLED
             }
             guard let call = pending.removeValue(forKey: message.replySerial) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }

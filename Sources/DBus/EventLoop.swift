@@ -99,6 +99,7 @@ final class EventLoop: @unchecked Sendable {
             guard running else { break }
             pollOnce()
         }
+        sendHeldMessages()
         finish()
     }
 
@@ -121,22 +122,36 @@ final class EventLoop: @unchecked Sendable {
     ///
     /// - Returns: false once the connection has ended (closed or lost); the loop is then over.
     func turn() -> Bool {
+        precondition(heldByDriver != nil || finished, "turn() on a connection that has a thread of its own")
+        precondition(loopThread.load(ordering: .relaxed) == UInt(pthread_self()), "turn() from another thread than the connection's")
         guard !finished else { return false }
         var busy = runCommands()
         busy = dispatchAll() || busy
         busy = runCommands() || busy
-        if running, dbus_connection_get_is_connected(raw) != 0, !busy {
-            pollOnce()
+        if running, dbus_connection_get_is_connected(raw) != 0 {
+            // Busy, it only looks (a steady stream of work must not keep the socket unread).
+            pollOnce(waiting: !busy)
             _ = dispatchAll()
             _ = runCommands()
         }
         guard running, dbus_connection_get_is_connected(raw) != 0 else {
+            sendHeldMessages()
             finish()
             // Last: this may let go of the loop itself.
             heldByDriver.take()?.release()
             return false
         }
         return true
+    }
+
+    /// Before the connection closes: what waits for the answer to `Hello` is sent once it comes
+    /// (`close()` sends what is queued), waiting for it as long as `dbus_bus_register` would.
+    private func sendHeldMessages() {
+        let deadline = Clock.now + 25_000_000_000
+        while state.holdsMessages, dbus_connection_get_is_connected(raw) != 0, Clock.now < deadline {
+            _ = dbus_connection_read_write(raw, 100)
+            dispatchAll()
+        }
     }
 
     /// Set once ``finish()`` has run.
@@ -220,7 +235,8 @@ final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    private func pollOnce() {
+    /// - Parameter waiting: whether to wait for something to happen; without, `poll` only looks.
+    private func pollOnce(waiting: Bool = true) {
         var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         var polled: [OpaquePointer] = []
         for watch in watches where dbus_watch_get_enabled(watch) != 0 {
@@ -241,7 +257,7 @@ final class EventLoop: @unchecked Sendable {
             wait = Self.earlier(wait, deadline, now)
         }
 
-        let ready = poll(&fds, nfds_t(fds.count), wait)
+        let ready = poll(&fds, nfds_t(fds.count), waiting ? wait : 0)
         if ready < 0 { return }  // EINTR: just go round again
 
         if fds[0].revents != 0 {

@@ -8,9 +8,10 @@ import Glibc
 @main
 enum Entry {
     static func main() {
-        // One malloc arena: the bus connection's thread would otherwise map a 128 MiB arena of
-        // its own (four system calls and their page faults) in a process that lives a few
-        // milliseconds.
+        // One malloc arena: any thread pbctl starts (a large copy's writer, a watch's child's
+        // pipes) would otherwise map a 128 MiB arena of its own (four system calls and their
+        // page faults) in a process that lives a few milliseconds. mallopt comes from
+        // malloc.h, which the Glibc module leaves out (see the end of this file).
         _ = mallopt(M_ARENA_MAX, 1)
         StandardStreams.reserve()
         // Swift repairs invalid UTF-8 in the arguments, which would turn a bad pasteboard name

@@ -251,7 +251,7 @@ struct ConnectionTests {
         let turnsEnded = Atomic<Bool>(false)
         let address = bus.address
         let driver = Thread {
-            guard let connection = try? Connection.connect(address: address, awaitingName: true, drivenByCaller: true) else { return }
+            guard let connection = try? Connection.connect(address: address, awaitingName: false, drivenByCaller: true) else { return }
             made.withLock { $0 = connection }
             while connection.turn() {}
             turnsEnded.store(true, ordering: .releasing)
@@ -263,7 +263,16 @@ struct ConnectionTests {
             if connection == nil { try await Task.sleep(for: .milliseconds(5)) }
         }
         let driven = try #require(connection)
-        #expect(driven.uniqueName.hasPrefix(":"))
+        #expect(driven.uniqueName.isEmpty)
+        // A descriptor first: held until Hello is answered, then sent by the driving thread.
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let readEnd = UnixFileDescriptor(owning: fds[0])
+        let echoed = try await driven.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.unixFD(UnixFileDescriptor(owning: fds[1]))])
+        let writeEnd = try #require(echoed.first?.fileDescriptorValue)
+        #expect(write(writeEnd.rawValue, "d", 1) == 1)
+        var byte: UInt8 = 0
+        #expect(read(readEnd.rawValue, &byte, 1) == 1 && byte == UInt8(ascii: "d"))
         let stream = try await driven.signals(matching: MatchRule(interface: "org.example.Echo", member: "Said"))
         for round in 0..<20 {
             let back = try await driven.call(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.uint32(UInt32(round))])
@@ -281,5 +290,43 @@ struct ConnectionTests {
         }
         let ended = turnsEnded.load(ordering: .acquiring)
         #expect(ended, "turn() did not report the closed connection")
+    }
+
+    /// `close()` sends what is queued, messages held for `Hello`'s answer too: a signal carrying
+    /// a descriptor, sent and closed while the bus is stopped (so `Hello` is unanswered), reaches
+    /// a listener once the bus goes on.
+    @Test func closingSendsWhatWaitsForHello() async throws {
+        let stream = try await client.signals(matching: MatchRule(interface: "org.example.Echo", member: "Handed"))
+        let quick = try Connection.connect(address: bus.address, awaitingName: false)
+        bus.pause()
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let readEnd = UnixFileDescriptor(owning: fds[0])
+        quick.send([try Message.signal(path: "/org/example/Echo", interface: "org.example.Echo", name: "Handed", arguments: [.unixFD(UnixFileDescriptor(owning: fds[1])), .string("held")])])
+        quick.close()
+        try await Task.sleep(for: .milliseconds(50))
+        bus.resume()
+        // Within 10 s, or the held signal was dropped.
+        let first = try await withThrowingTaskGroup(of: Message?.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        let signal = try #require(first, "the signal held for Hello's answer never arrived")
+        let arguments = signal.arguments()
+        #expect(arguments.last == .string("held"))
+        let writeEnd = try #require(arguments.first?.fileDescriptorValue)
+        #expect(write(writeEnd.rawValue, "h", 1) == 1)
+        var byte: UInt8 = 0
+        #expect(read(readEnd.rawValue, &byte, 1) == 1)
+        await quick.waitUntilDisconnected()
     }
 }

@@ -50,7 +50,13 @@ final class MainThreadExecutor: TaskExecutor {
     /// job to run: replies and signals are then read, and calls sent, on the main thread
     /// itself, with no thread of the connection's to start and no hop to it and back per call.
     func drive(_ connection: Connection) {
-        state.withLock { $0.bus = connection }
+        // Made on another thread, the connection would not wake the main thread for that
+        // thread's own submissions; a second one would strand the calls of the first.
+        precondition(pthread_equal(pthread_self(), mainThread) != 0, "drive(_:) off the main thread")
+        state.withLock { state in
+            precondition(state.bus == nil, "the main thread already drives a connection")
+            state.bus = connection
+        }
     }
 
     /// Starts `body` as a task preferring the main thread and runs its jobs there until the
