@@ -90,17 +90,28 @@ final class EventLoop: @unchecked Sendable {
 
     private func run() {
         prepare()
-        while running {
-            runCommands()
-            dispatchAll()
-            // What dispatching submitted from this thread (replies, mostly), before waiting.
-            runCommands()
-            if dbus_connection_get_is_connected(raw) == 0 { break }
-            guard running else { break }
+        while true {
+            doPendingWork()
+            guard isLive else { break }
             pollOnce()
         }
-        sendHeldMessages()
         finish()
+    }
+
+    /// Runs what was submitted, dispatches what was received, then runs what dispatching
+    /// submitted from this thread (replies, mostly), before the loop waits.
+    ///
+    /// - Returns: whether there was anything to do.
+    @discardableResult
+    private func doPendingWork() -> Bool {
+        var busy = runCommands()
+        busy = dispatchAll() || busy
+        return runCommands() || busy
+    }
+
+    /// Whether the loop goes on: not stopped, and the connection not lost.
+    private var isLive: Bool {
+        running && dbus_connection_get_is_connected(raw) != 0
     }
 
     /// Makes the calling thread the loop's, without a thread of its own: it drives the loop by
@@ -125,17 +136,14 @@ final class EventLoop: @unchecked Sendable {
         precondition(heldByDriver != nil || finished, "turn() on a connection that has a thread of its own")
         precondition(loopThread.load(ordering: .relaxed) == UInt(pthread_self()), "turn() from another thread than the connection's")
         guard !finished else { return false }
-        var busy = runCommands()
-        busy = dispatchAll() || busy
-        busy = runCommands() || busy
-        if running, dbus_connection_get_is_connected(raw) != 0 {
-            // Busy, it only looks (a steady stream of work must not keep the socket unread).
+        let busy = doPendingWork()
+        if isLive {
+            // Busy, it only looks (a steady stream of work must not keep the socket unread);
+            // what it finds is dispatched at once, so the driver has it on its return.
             pollOnce(waiting: !busy)
-            _ = dispatchAll()
-            _ = runCommands()
+            doPendingWork()
         }
-        guard running, dbus_connection_get_is_connected(raw) != 0 else {
-            sendHeldMessages()
+        guard isLive else {
             finish()
             // Last: this may let go of the loop itself.
             heldByDriver.take()?.release()
@@ -188,9 +196,10 @@ final class EventLoop: @unchecked Sendable {
         loopThread.store(UInt(pthread_self()), ordering: .relaxed)
     }
 
-    /// Ends the loop: fails what waits, closes and lets go of the connection, and hands what is
-    /// submitted later to ``afterEnd``.
+    /// Ends the loop: sends what waited for `Hello`'s answer, fails what waits for replies,
+    /// closes and lets go of the connection, and hands what is submitted later to ``afterEnd``.
     private func finish() {
+        sendHeldMessages()
         finished = true
         state.connectionEnded()
         if dbus_connection_get_is_connected(raw) != 0 {
