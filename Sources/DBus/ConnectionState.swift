@@ -111,10 +111,12 @@ final class ConnectionState {
     }
 
     func expireDeadlines(now: UInt64) {
-        let expired = pending.filter { ($0.value.deadline ?? .max) <= now }
-        for (serial, call) in expired {
-            pending[serial] = nil
-            call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
+        // Looked for before anything is copied: this runs after every `poll`.
+        if pending.values.contains(where: { ($0.deadline ?? .max) <= now }) {
+            for (serial, call) in pending where (call.deadline ?? .max) <= now {
+                pending[serial] = nil
+                call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
+            }
         }
         while let index = greeting?.held.firstIndex(where: { ($0.call?.deadline ?? .max) <= now }) {
             greeting!.held.remove(at: index).call!.reply.resume(returning: .failure(.noReply("the bus did not answer Hello within the time allowed")))

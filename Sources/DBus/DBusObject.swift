@@ -21,17 +21,36 @@ public protocol DBusObject: AnyObject, Sendable {
 }
 
 /// A method call received by an exported object, and the means to answer it.
+///
+/// The header's names are read from the message once, as the call arrives; the body is
+/// decoded only when asked for, as ``arguments`` or through ``readArguments(_:)``.
 public struct MethodCall: Sendable {
     public let message: Message
-    /// The decoded body; unix fds in it are owned by these values.
-    public let arguments: [DBusValue]
+    public let sender: String
+    public let path: String
+    public let interface: String?
+    public let member: String
+    public let signature: String
     let loop: EventLoop
 
-    public var sender: String { message.sender ?? "" }
-    public var path: String { message.path ?? "" }
-    public var interface: String? { message.interface }
-    public var member: String { message.member ?? "" }
-    public var signature: String { message.signature }
+    init(message: Message, path: String, interface: String?, member: String, loop: EventLoop) {
+        self.message = message
+        sender = message.sender ?? ""
+        self.path = path
+        self.interface = interface
+        self.member = member
+        signature = message.signature
+        self.loop = loop
+    }
+
+    /// The body, decoded anew at each use: read it once. Every unix fd in it becomes a new
+    /// descriptor the result owns.
+    public var arguments: [DBusValue] { message.arguments() }
+
+    /// Reads the body in order, straight into Swift values (see ``ArgumentReader``).
+    public func readArguments<Result>(_ read: (inout ArgumentReader) throws(DBusError) -> Result) throws(DBusError) -> Result {
+        try message.readArguments(read)
+    }
 
     /// Sends the method return, then the messages `followUps` makes (signals the call caused).
     /// On the loop thread the reply leaves before they are made; elsewhere they are made first

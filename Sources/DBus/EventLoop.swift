@@ -244,10 +244,16 @@ final class EventLoop: @unchecked Sendable {
         return true
     }
 
+    /// The descriptors of the last `poll` and the watches they stand for, kept between rounds so
+    /// that a round allocates nothing.
+    private var fds: [pollfd] = []
+    private var polled: [OpaquePointer] = []
+
     /// - Parameter waiting: whether to wait for something to happen; without, `poll` only looks.
     private func pollOnce(waiting: Bool = true) {
-        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-        var polled: [OpaquePointer] = []
+        fds.removeAll(keepingCapacity: true)
+        polled.removeAll(keepingCapacity: true)
+        fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
         for watch in watches where dbus_watch_get_enabled(watch) != 0 {
             let flags = dbus_watch_get_flags(watch)
             var events: Int16 = 0
@@ -289,8 +295,11 @@ final class EventLoop: @unchecked Sendable {
         state.expireDeadlines(now: after)
     }
 
-    /// Lets libdbus read or write; keeps reading while the socket has more, because libdbus
-    /// reads only 2 KiB at a time and a large message would otherwise cost one poll per 2 KiB.
+    /// Lets libdbus read or write; keeps reading while the socket has more and no whole message
+    /// has come yet, because libdbus reads only 2 KiB at a time and a large message would
+    /// otherwise cost one poll per 2 KiB. Once a message is whole it is dispatched first: a
+    /// small call is answered without a second look at the socket (the next `poll` finds what
+    /// came after it).
     private func handle(_ watch: OpaquePointer, revents: Int16, fd: Int32) {
         var flags: UInt32 = 0
         if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
@@ -300,6 +309,7 @@ final class EventLoop: @unchecked Sendable {
         dbus_watch_handle(watch, flags)
         guard flags & DBUS_WATCH_READABLE.rawValue != 0 else { return }
         for _ in 0..<4096 {
+            if dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS { return }
             var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&probe, 1, 0) == 1, probe.revents & Int16(POLLIN) != 0,
                   watches.contains(watch), dbus_watch_get_enabled(watch) != 0 else { return }

@@ -18,7 +18,7 @@ enum Marshalling {
         return values
     }
 
-    private static func read(_ iter: inout DBusMessageIter) -> DBusValue {
+    static func read(_ iter: inout DBusMessageIter) -> DBusValue {
         let type = dbus_message_iter_get_arg_type(&iter)
         switch type {
         case TypeCode.byte:

@@ -100,6 +100,10 @@ public final class Message: @unchecked Sendable {
 
     /// The successful reply to this method call.
     public func makeReturn(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
+        if arguments.count == 2, case .uint64(let count) = arguments[0], case .bytes(let bytes) = arguments[1],
+           let reply = DataReply.message(replyingTo: raw, count: count, bytes: bytes) {
+            return Message(taking: reply)
+        }
         if WireMarshalling.shouldUse(arguments),
            let reply = WireMarshalling.message(.reply(to: raw), arguments: arguments) {
             return Message(taking: reply)

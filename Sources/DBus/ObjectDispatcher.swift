@@ -8,10 +8,11 @@ enum ObjectDispatcher {
     static func dispatch(_ message: Message, objects: [String: any DBusObject], loop: EventLoop) {
         let path = message.path ?? "/"
         let member = message.member ?? ""
-        let call = MethodCall(message: message, arguments: message.arguments(), loop: loop)
+        let interface = message.interface
+        let call = MethodCall(message: message, path: path, interface: interface, member: member, loop: loop)
 
         guard let object = objects[path] else {
-            if member == "Introspect", message.interface == nil || message.interface == introspectable {
+            if member == "Introspect", interface == nil || interface == introspectable {
                 call.reply([.string(parentNode(path, objectPaths: Array(objects.keys)))])
             } else {
                 call.fail(.unknownObject("no object at path '\(path)'"))
@@ -19,13 +20,13 @@ enum ObjectDispatcher {
             return
         }
 
-        let isIntrospect = message.interface == introspectable || (message.interface == nil && member == "Introspect")
+        let isIntrospect = interface == introspectable || (interface == nil && member == "Introspect")
         if isIntrospect {
             guard member == "Introspect" else { return call.fail(.unknownMethod("no method '\(member)' in \(introspectable)")) }
             guard call.signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, not '\(call.signature)'")) }
             return call.reply([.string(object.introspectionXML)])
         }
-        if message.interface == properties {
+        if interface == properties {
             answerProperties(call, object: object)
         } else {
             object.handle(call)

@@ -82,8 +82,9 @@ final class DataProviders: DBusObject {
         guard call.interface == nil || call.interface == Self.interface, call.member == "Provide" else {
             return call.fail(.unknownMethod("\(Self.interface) has only Provide"))
         }
-        guard call.signature == "stus", let name = call.arguments[0].stringValue, let count = call.arguments[1].uint64Value,
-              let item = call.arguments[2].uint32Value, let type = call.arguments[3].stringValue else {
+        let arguments = call.arguments
+        guard call.signature == "stus", let name = arguments[0].stringValue, let count = arguments[1].uint64Value,
+              let item = arguments[2].uint32Value, let type = arguments[3].stringValue else {
             return call.fail(.invalidArgs("Provide takes (s name, t count, u item, s type)"))
         }
         let registration = state.withLock { $0.registrations[name] }

@@ -21,6 +21,15 @@ enum InterfaceMethod: String, CaseIterable {
     case history = "History"
     case restore = "Restore"
 
+    /// The method called `member`, found by a hash lookup rather than by comparing the name
+    /// with each method's in turn, as `init(rawValue:)` does.
+    init?(member: String) {
+        guard let method = Self.byMember[member] else { return nil }
+        self = method
+    }
+
+    private static let byMember = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
+
     /// Whether the method changes nothing, so that it may be answered from the committed state
     /// without waiting its turn on the service queue when that queue is empty.
     var onlyReads: Bool {

@@ -6,13 +6,13 @@ import PasteboardModel
 extension PasteboardObject {
 
     /// The items of `WriteItems`; data over `max-inline-bytes` is refused.
-    func inlineItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
+    func inlineItems(_ written: [[(type: PasteboardType, bytes: [UInt8])]], payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
         var items: [Item] = []
-        for (index, element) in (value.arrayValue ?? []).enumerated() {
+        items.reserveCapacity(written.count)
+        for (index, element) in written.enumerated() {
             var representations: [Representation] = []
-            for (key, data) in element.dictionaryEntries ?? [] {
-                let type = try Arguments.type(key)
-                let bytes = data.bytesValue ?? []
+            representations.reserveCapacity(element.count)
+            for (type, bytes) in element {
                 if UInt64(bytes.count) > service.limits.maxInlineBytes {
                     throw .tooLarge("item \(index) has \(bytes.count) bytes of \(type); data over \(service.limits.maxInlineBytes) bytes (max-inline-bytes) must be written with WriteItemsFd")
                 }

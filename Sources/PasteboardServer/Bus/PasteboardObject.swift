@@ -74,38 +74,61 @@ final class PasteboardObject: DBusObject {
         if let interface = call.interface, interface != Self.interface {
             return call.fail(.unknownInterface("this object has no interface '\(interface)'"))
         }
-        guard let method = InterfaceMethod(rawValue: call.member) else {
+        guard let method = InterfaceMethod(member: call.member) else {
             return call.fail(.unknownMethod("\(Self.interface) has no method '\(call.member)'"))
         }
         guard call.signature == method.inSignature else {
             return fail(call, .invalidArgument("\(method.rawValue) takes \(method.inArguments), not '\(call.signature)'"))
         }
-        let arguments = call.arguments
         switch method {
         case .writeItemsFd:
-            writeItemsFd(call, arguments)
-        case .writeItems where canWriteAtOnce(call) && Self.isSmallWrite(arguments),
-             .clearContents where canWriteAtOnce(call):
-            if !writeAtOnce(method, call, arguments) {
+            writeItemsFd(call, call.arguments)
+        case .writeItems where canWriteAtOnce(call):
+            // Read straight from the message; a write the bus thread may not answer (large,
+            // owner-only, or refused) is decoded again for the queue, which answers it.
+            guard let write = try? InlineWrite(call), Self.isSmallWrite(write), writeAtOnce(call, { answer throws(PasteboardError) in
+                try self.write(write, answer, callerPID: nil)
+            }) else {
+                return enqueue(method, call, call.arguments)
+            }
+        case .clearContents where canWriteAtOnce(call):
+            let arguments = call.arguments
+            if !writeAtOnce(call, { answer throws(PasteboardError) in try self.answer(method, answer, arguments, callerPID: nil) }) {
                 enqueue(method, call, arguments)
             }
-        case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
+        case .readData where queued.withLock({ $0[call.sender] == nil }):
             do throws(PasteboardError) {
-                try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: nil)
-            } catch where error.code == .accessDenied {
-                // Owner-only data: answered here too when the caller's process was looked up
-                // before, else the lookup is made in turn, on the queue.
-                guard let callerPID = processIDs.remembered(call.sender) else { return enqueue(method, call, arguments) }
-                do throws(PasteboardError) {
-                    try answer(method, Answer(call: call, outbox: nil), arguments, callerPID: callerPID)
-                } catch {
-                    fail(call, error)
+                let request = try ReadRequest(call)
+                answerOnBusThread(call, fallback: method) { answer, callerPID throws(PasteboardError) in
+                    try self.readData(request, answer, callerPID: callerPID)
                 }
             } catch {
                 fail(call, error)
             }
+        case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
+            let arguments = call.arguments
+            answerOnBusThread(call, fallback: method) { answer, callerPID throws(PasteboardError) in
+                try self.answer(method, answer, arguments, callerPID: callerPID)
+            }
         default:
-            enqueue(method, call, arguments)
+            enqueue(method, call, call.arguments)
+        }
+    }
+
+    /// Answers a read on the bus thread. Owner-only data is answered here too when the caller's
+    /// process was looked up before; else the lookup is made in turn, on the queue.
+    private func answerOnBusThread(_ call: MethodCall, fallback method: InterfaceMethod, _ read: (Answer, UInt32?) throws(PasteboardError) -> Void) {
+        do throws(PasteboardError) {
+            try read(Answer(call: call, outbox: nil), nil)
+        } catch where error.code == .accessDenied {
+            guard let callerPID = processIDs.remembered(call.sender) else { return enqueue(method, call, call.arguments) }
+            do throws(PasteboardError) {
+                try read(Answer(call: call, outbox: nil), callerPID)
+            } catch {
+                fail(call, error)
+            }
+        } catch {
+            fail(call, error)
         }
     }
 
@@ -114,12 +137,12 @@ final class PasteboardObject: DBusObject {
     /// system call, and no wait for the disk but a page's write fault: see ``CommitLog``),
     /// published, and answered, with no thread hop and no SQLite transaction in its way. False
     /// when the queue is busy or the log full: nothing happened, and the call takes the queue.
-    private func writeAtOnce(_ method: InterfaceMethod, _ call: MethodCall, _ arguments: [DBusValue]) -> Bool {
+    private func writeAtOnce(_ call: MethodCall, _ change: (Answer) throws(PasteboardError) -> Void) -> Bool {
         service.withTurnIfFree { () -> Bool in
             service.beginBatch()
             let outbox = Outbox()
             do throws(PasteboardError) {
-                try answer(method, Answer(call: call, outbox: outbox), arguments, callerPID: nil)
+                try change(Answer(call: call, outbox: outbox))
             } catch {
                 Answer(call: call, outbox: outbox).fail(error)
             }
@@ -140,21 +163,27 @@ final class PasteboardObject: DBusObject {
     /// A `WriteItems` the bus thread may answer: not owner-only (those are committed on the
     /// queue, where the caller's process is looked up if need be), and with every payload small
     /// enough to stay in memory, so that no blob file is written.
-    private static func isSmallWrite(_ arguments: [DBusValue]) -> Bool {
-        guard let options = try? Arguments.writeOptions(arguments[2]), !options.ownerOnly else { return false }
-        var total = 0
-        for item in arguments[1].arrayValue ?? [] {
-            for (_, data) in item.dictionaryEntries ?? [] {
-                let count = data.bytesValue?.count ?? 0
-                guard count <= Payload.inlineThreshold else { return false }
-                total += count
-            }
-        }
-        return total <= Self.smallWriteBytes
+    private static func isSmallWrite(_ write: InlineWrite) -> Bool {
+        !write.options.ownerOnly && write.largestBytes <= Payload.inlineThreshold && write.totalBytes <= Self.smallWriteBytes
     }
 
     /// At most this many bytes in all for a write answered on the bus thread.
     static let smallWriteBytes = 256 * 1024
+
+    /// `WriteItems`: the items stored, the change count in the reply, `Changed` after it.
+    func write(_ write: InlineWrite, _ call: Answer, callerPID: UInt32?) throws(PasteboardError) {
+        let items = try inlineItems(write.items, payloads: service.payloads.volatile(write.options.isVolatile))
+        let change = try service.write(write.name, items: items, options: write.options, ownerPID: callerPID)
+        call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
+    }
+
+    /// `ReadData`: the change count and the bytes, read from disk off the thread if need be.
+    func readData(_ request: ReadRequest, _ call: Answer, callerPID: UInt32?) throws(PasteboardError) {
+        let (count, representation) = try service.read(request.name, item: request.item, type: request.type, expect: request.expect, callerPID: callerPID)
+        try withData(call, representation) { [self] representation throws(PasteboardError) in
+            try replyInline(call, representation) { [.uint64(count), .bytes($0)] }
+        }
+    }
 
     /// Everything but `WriteItemsFd`: on the service queue within a batch, or on the bus thread
     /// for a read whose sender has nothing queued.
@@ -168,11 +197,7 @@ final class PasteboardObject: DBusObject {
             let change = try service.clear(try Arguments.name(arguments[0]))
             call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
         case .writeItems:
-            let name = try Arguments.name(arguments[0])
-            let options = try Arguments.writeOptions(arguments[2])
-            let items = try inlineItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile))
-            let change = try service.write(name, items: items, options: options, ownerPID: callerPID)
-            call.reply([.uint64(change.count)], followedBy: self.signals(for: change))
+            try write(try InlineWrite(arguments), call, callerPID: callerPID)
         case .types:
             let entry = service.entry(try Arguments.name(arguments[0]))
             call.reply([.uint64(entry.count), .strings(entry.types.map(\.rawValue))])
@@ -199,12 +224,7 @@ final class PasteboardObject: DBusObject {
             let requested = try Arguments.types(arguments[1])
             call.reply([.boolean(service.availableType(name, from: requested) != nil)])
         case .readData:
-            let (count, representation) = try service.read(
-                try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, type: try Arguments.type(arguments[2]),
-                expect: arguments[3].uint64Value!, callerPID: callerPID)
-            try withData(call, representation) { [self] representation throws(PasteboardError) in
-                try replyInline(call, representation) { [.uint64(count), .bytes($0)] }
-            }
+            try readData(try ReadRequest(arguments), call, callerPID: callerPID)
         case .readBest:
             let (count, representation) = try service.readBest(
                 try Arguments.name(arguments[0]), item: arguments[1].uint32Value!, types: try Arguments.types(arguments[2]),

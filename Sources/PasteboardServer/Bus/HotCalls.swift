@@ -1,0 +1,121 @@
+import DBus
+import PasteboardModel
+
+/// The arguments of the two calls clients make most, `WriteItems` and `ReadData`, read
+/// straight from the message (``MethodCall/readArguments(_:)``) on the bus thread, or taken
+/// from decoded ``DBusValue``s on the service queue; either way answered by the same code.
+///
+/// Reading them straight skips building a ``DBusValue`` tree (an allocation for most values,
+/// a string for each container's signature) for every call; the rarer methods, and these
+/// when they take the queue, are decoded the general way.
+struct InlineWrite {
+    let name: PasteboardName
+    /// Each item's types and bytes, in order.
+    let items: [[(type: PasteboardType, bytes: [UInt8])]]
+    let options: WriteOptions
+
+    /// `(s name, aa{say} items, a{sv} options)`, read from the message.
+    init(_ call: MethodCall) throws(PasteboardError) {
+        var name: PasteboardName?
+        var items: [[(type: PasteboardType, bytes: [UInt8])]] = []
+        var options = WriteOptions()
+        do throws(DBusError) {
+            try call.readArguments { reader throws(DBusError) in
+                let text = try reader.string()
+                name = try DBusError.carrying { () throws(PasteboardError) in try PasteboardName(validating: text) }
+                try reader.forEach { item throws(DBusError) in
+                    var representations: [(type: PasteboardType, bytes: [UInt8])] = []
+                    try item.forEach { entry throws(DBusError) in
+                        let type = try entry.string()
+                        representations.append((try DBusError.carrying { () throws(PasteboardError) in try PasteboardType(validating: type) }, try entry.bytes()))
+                    }
+                    items.append(representations)
+                }
+                options = try DBusError.carrying { () throws(PasteboardError) in try Arguments.writeOptions(&reader) }
+            }
+        } catch {
+            throw PasteboardError(error)
+        }
+        self.name = name!
+        self.items = items
+        self.options = options
+    }
+
+    /// The same, from decoded values.
+    init(_ arguments: [DBusValue]) throws(PasteboardError) {
+        name = try Arguments.name(arguments[0])
+        var items: [[(type: PasteboardType, bytes: [UInt8])]] = []
+        for element in arguments[1].arrayValue ?? [] {
+            var representations: [(type: PasteboardType, bytes: [UInt8])] = []
+            for (key, data) in element.dictionaryEntries ?? [] {
+                representations.append((try Arguments.type(key), data.bytesValue ?? []))
+            }
+            items.append(representations)
+        }
+        self.items = items
+        options = try Arguments.writeOptions(arguments[2])
+    }
+
+    /// All the bytes written, in all.
+    var totalBytes: Int {
+        items.reduce(0) { total, item in item.reduce(total) { $0 + $1.bytes.count } }
+    }
+
+    /// The largest single representation, in bytes.
+    var largestBytes: Int {
+        items.reduce(0) { largest, item in item.reduce(largest) { max($0, $1.bytes.count) } }
+    }
+}
+
+/// `ReadData` (and `ReadFd`): `(s name, u item, s type, t expect)`.
+struct ReadRequest {
+    let name: PasteboardName
+    let item: UInt32
+    let type: PasteboardType
+    let expect: UInt64
+
+    /// Read from the message.
+    init(_ call: MethodCall) throws(PasteboardError) {
+        let read: (String, UInt32, String, UInt64)
+        do throws(DBusError) {
+            read = try call.readArguments { reader throws(DBusError) in
+                (try reader.string(), try reader.uint32(), try reader.string(), try reader.uint64())
+            }
+        } catch {
+            throw PasteboardError(error)
+        }
+        name = try PasteboardName(validating: read.0)
+        item = read.1
+        type = try PasteboardType(validating: read.2)
+        expect = read.3
+    }
+
+    /// From decoded values.
+    init(_ arguments: [DBusValue]) throws(PasteboardError) {
+        name = try Arguments.name(arguments[0])
+        item = arguments[1].uint32Value ?? 0
+        type = try Arguments.type(arguments[2])
+        expect = arguments[3].uint64Value ?? 0
+    }
+}
+
+extension PasteboardError {
+    /// The pasteboard error a reader's error stands for: one carried through it
+    /// (``DBusError/carrying(_:)``), or a body of the wrong shape.
+    init(_ error: DBusError) {
+        self = PasteboardError(dbusErrorName: error.name, message: error.message) ?? .invalidArgument(error.message)
+    }
+}
+
+extension DBusError {
+    /// Runs `body` inside an ``ArgumentReader`` closure, which may throw only `DBusError`s: a
+    /// pasteboard error travels as its error reply, and ``PasteboardError/init(_:)`` takes it
+    /// back out.
+    static func carrying<Result>(_ body: () throws(PasteboardError) -> Result) throws(DBusError) -> Result {
+        do throws(PasteboardError) {
+            return try body()
+        } catch {
+            throw DBusError(error)
+        }
+    }
+}
