@@ -91,12 +91,13 @@ enum WireMarshalling {
         writer.align(8)
         let start = writer.bytes.count
         // The fields in the order libdbus writes them.
-        for (code, value) in [(UInt8(1), header.path), (6, header.destination), (2, header.interface), (3, header.member)] {
-            guard let value else { continue }
+        func field(_ code: UInt8, _ value: String?) -> Bool {
+            guard let value else { return true }
             writer.align(8)
             writer.append(contentsOf: [code, 1, code == 1 ? UInt8(ascii: "o") : UInt8(ascii: "s"), 0])
-            guard writer.putString(value) else { return false }
+            return writer.putString(value)
         }
+        guard field(1, header.path), field(6, header.destination), field(2, header.interface), field(3, header.member) else { return false }
         if let replySerial = header.replySerial {
             writer.align(8)
             writer.append(contentsOf: [5, 1, UInt8(ascii: "u"), 0])

@@ -23,7 +23,8 @@ struct WireWriter {
 
     /// Pads with zero bytes to a multiple of `alignment`.
     mutating func align(_ alignment: Int) {
-        while bytes.count & (alignment - 1) != 0 { bytes.append(0) }
+        let padding = (alignment - bytes.count & (alignment - 1)) & (alignment - 1)
+        if padding > 0 { bytes.append(contentsOf: repeatElement(0, count: padding)) }
     }
 
     mutating func put<Integer: FixedWidthInteger>(_ value: Integer) {
@@ -64,7 +65,7 @@ struct WireWriter {
 
     /// Overwrites the 32-bit number at `offset` (an array's length, a header's body length).
     mutating func patch(_ value: UInt32, at offset: Int) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + 4, with: $0) }
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
     }
 
     mutating func append(contentsOf other: [UInt8]) {

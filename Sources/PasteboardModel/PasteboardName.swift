@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The name of a pasteboard: the key under which its contents are kept.
 ///
 /// A valid name is 1 to 255 bytes of UTF-8 with no control characters (U+0000–U+001F,
@@ -42,12 +46,23 @@ public struct PasteboardName: Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+        // Every lookup of a pasteboard compares names: their bytes at once where they lie
+        // contiguous (native strings always do), else one at a time.
+        let compared = lhs.rawValue.utf8.withContiguousStorageIfAvailable { left in
+            rhs.rawValue.utf8.withContiguousStorageIfAvailable { right in
+                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
+        return (compared ?? nil) ?? lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
     }
 
     public func hash(into hasher: inout Hasher) {
-        for byte in rawValue.utf8 {
-            hasher.combine(byte)
+        // The bytes, as `==` compares them; in one piece where they lie contiguous.
+        let hashed: Void? = rawValue.utf8.withContiguousStorageIfAvailable { bytes in
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+        if hashed == nil {
+            Array(rawValue.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
         }
     }
 
