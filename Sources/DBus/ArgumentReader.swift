@@ -13,16 +13,20 @@ import CDBus
 /// ```
 ///
 /// Every read checks the type it finds, so a body of another shape than expected is an
-/// `InvalidArgs` error, never a wrong value. A reader exists only inside
-/// ``Message/readArguments(_:)``, which keeps the message alive while it is read.
-public struct ArgumentReader {
+/// `InvalidArgs` error, never a wrong value. A reader points into its message: it exists only
+/// inside ``Message/readArguments(_:)``, which keeps the message alive while it is read, and
+/// cannot be copied out of it.
+public struct ArgumentReader: ~Copyable {
     private var iter: DBusMessageIter
     /// No value is left at this level (an empty body, an empty array, the end of a struct).
     private var atEnd: Bool
+    /// A reader on one element of an array holds that one value only.
+    private let holdsOneValue: Bool
 
-    fileprivate init(_ iter: DBusMessageIter, atEnd: Bool) {
+    fileprivate init(_ iter: DBusMessageIter, atEnd: Bool, holdsOneValue: Bool = false) {
         self.iter = iter
         self.atEnd = atEnd
+        self.holdsOneValue = holdsOneValue
     }
 
     /// The type code of the value under the reader (0 at the end).
@@ -43,7 +47,7 @@ public struct ArgumentReader {
 
     /// Moves to the next value at this level.
     private mutating func advance() {
-        atEnd = dbus_message_iter_next(&iter) == 0
+        atEnd = holdsOneValue || dbus_message_iter_next(&iter) == 0
     }
 
     /// Whether every value at this level has been read.
@@ -82,6 +86,12 @@ public struct ArgumentReader {
 
     /// An `ay`, copied once out of the message.
     public mutating func bytes() throws(DBusError) -> [UInt8] {
+        try bytes(atMost: .max)!
+    }
+
+    /// An `ay` of at most `limit` bytes, copied once out of the message; nil for a longer one,
+    /// which is passed over without a copy.
+    public mutating func bytes(atMost limit: Int) throws(DBusError) -> [UInt8]? {
         try expect(TypeCode.array)
         guard dbus_message_iter_get_element_type(&iter) == TypeCode.byte else {
             throw .invalidArgs("expected an 'ay' value, found another array")
@@ -92,6 +102,7 @@ public struct ArgumentReader {
         var count: Int32 = 0
         dbus_message_iter_get_fixed_array(&sub, &pointer, &count)
         advance()
+        guard Int(count) <= limit else { return nil }
         guard let pointer, count > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: Int(count)))
     }
@@ -106,8 +117,9 @@ public struct ArgumentReader {
 
     // MARK: Containers
 
-    /// Reads an array: `element` is called once per element with a reader on it. For an array
-    /// of dict entries (`a{…}`) that reader is inside the entry: the key, then the value.
+    /// Reads an array: `element` is called once per element with a reader on it, which holds
+    /// that one value. For an array of dict entries (`a{…}`) that reader is inside the entry:
+    /// the key, then the value.
     public mutating func forEach(_ element: (inout ArgumentReader) throws(DBusError) -> Void) throws(DBusError) {
         try expect(TypeCode.array)
         let entries = dbus_message_iter_get_element_type(&iter) == TypeCode.dictEntry
@@ -121,7 +133,7 @@ public struct ArgumentReader {
                 var reader = ArgumentReader(entry, atEnd: false)
                 try element(&reader)
             } else {
-                var reader = ArgumentReader(sub, atEnd: false)
+                var reader = ArgumentReader(sub, atEnd: false, holdsOneValue: true)
                 try element(&reader)
             }
             dbus_message_iter_next(&sub)
@@ -146,7 +158,7 @@ public struct ArgumentReader {
         } else {
             signature = ""
         }
-        var reader = ArgumentReader(sub, atEnd: type == TypeCode.invalid)
+        var reader = ArgumentReader(sub, atEnd: type == TypeCode.invalid, holdsOneValue: true)
         return try inner(&reader, signature)
     }
 }

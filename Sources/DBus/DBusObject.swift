@@ -1,3 +1,5 @@
+import CDBus
+
 /// An object a ``Connection`` exports at a path.
 ///
 /// The connection answers `org.freedesktop.DBus.Introspectable` from ``introspectionXML`` and
@@ -41,6 +43,11 @@ public struct MethodCall: Sendable {
         self.member = member
         signature = message.signature
         self.loop = loop
+        // libdbus turns a body of the other byte order into this machine's in place, the first
+        // time an iterator is set on it: done here, on the bus thread, so that decoding it
+        // later, on any thread, only reads it.
+        var iter = DBusMessageIter()
+        _ = dbus_message_iter_init(message.raw, &iter)
     }
 
     /// The body, decoded anew at each use: read it once. Every unix fd in it becomes a new

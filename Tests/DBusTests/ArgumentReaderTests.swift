@@ -34,7 +34,8 @@ struct ArgumentReaderTests {
                 let (signature, value) = try entry.variant { inner, signature throws(DBus.DBusError) in (signature, try inner.value()) }
                 options.append((key, signature, value))
             }
-            #expect(reader.isAtEnd)
+            let atEnd = reader.isAtEnd
+            #expect(atEnd)
             return name
         }
         #expect(name == "general")
@@ -71,25 +72,56 @@ struct ArgumentReaderTests {
         }
     }
 
+    /// A reader on one element of an array, or inside a variant, holds that value only.
+    @Test func anElementsReaderHoldsOneValue() throws {
+        let message = try Self.call([.strings(["a", "b", "c"]), .variant(.uint64(1)), .string("after")])
+        let (read, after) = try message.readArguments { reader throws(DBus.DBusError) -> ([String], String) in
+            var read: [String] = []
+            try reader.forEach { element throws(DBus.DBusError) in
+                read.append(try element.string())
+                let atEnd = element.isAtEnd
+                #expect(atEnd)
+                var refused = false
+                do { _ = try element.string() } catch { refused = true }
+                #expect(refused)
+            }
+            try reader.variant { inner, _ throws(DBus.DBusError) in
+                _ = try inner.uint64()
+                let atEnd = inner.isAtEnd
+                #expect(atEnd)
+            }
+            return (read, try reader.string())
+        }
+        #expect(read == ["a", "b", "c"])
+        #expect(after == "after")
+        let limited = try Self.call([.bytes([1, 2, 3]), .string("next")]).readArguments { reader throws(DBus.DBusError) -> ([UInt8]?, String) in
+            (try reader.bytes(atMost: 2), try reader.string())
+        }
+        #expect(limited.0 == nil && limited.1 == "next")
+    }
+
     @Test func anEmptyBodyIsAtItsEnd() throws {
         let message = try Self.call([])
-        #expect(try message.readArguments { reader throws(DBus.DBusError) in reader.isAtEnd })
+        let atEnd = try message.readArguments { reader throws(DBus.DBusError) in reader.isAtEnd }
+        #expect(atEnd)
         #expect(throws: DBus.DBusError.self) { try message.readArguments { reader throws(DBus.DBusError) in _ = try reader.string() } }
     }
 
-    @Test(arguments: [0, 1, 100, 5000])
-    func aDataReplyIsWhatLibdbusBuilds(size: Int) throws {
+    /// Sizes across the padding of the body, and callers whose names end the destination
+    /// field at and off an 8-byte boundary.
+    @Test(arguments: [(0, ":1.23"), (1, ":1.2345"), (100, ":1.2"), (5000, "org.example.AWellKnownName")])
+    func aDataReplyIsWhatLibdbusBuilds(size: Int, sender: String) throws {
         let call = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "ReadData"))
         defer { dbus_message_unref(call) }
         dbus_message_set_serial(call, 77)
-        #expect(dbus_message_set_sender(call, ":1.23") != 0)
+        #expect(dbus_message_set_sender(call, sender) != 0)
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let written = Message(taking: try #require(DataReply.message(replyingTo: call, count: 42, bytes: bytes)))
         let iterated = try #require(dbus_message_new_method_return(call))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append([.uint64(42), .bytes(bytes)], to: iterated)
         #expect(WireMarshallingTests.bytes(of: written.raw) == WireMarshallingTests.bytes(of: iterated))
-        #expect(written.serial == 0 && written.replySerial == 77 && written.destination == ":1.23")
+        #expect(written.serial == 0 && written.replySerial == 77 && written.destination == sender)
         #expect(written.arguments() == [.uint64(42), .bytes(bytes)])
     }
 

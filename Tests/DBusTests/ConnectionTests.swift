@@ -72,6 +72,45 @@ struct ConnectionTests {
         #expect(back == values)
     }
 
+    /// The loop reads a large message over many reads, then dispatches each message as soon as
+    /// it is whole: small calls sent right behind a large one, some with descriptors, are all
+    /// answered with what they carried.
+    @Test func smallCallsBehindALargeOneAreAnsweredInOrder() async throws {
+        let big = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let readEnd = UnixFileDescriptor(owning: fds[0])
+        let writeEnd = UnixFileDescriptor(owning: fds[1])
+        let answers = try await withThrowingTaskGroup(of: (Int, [DBusValue]).self) { group in
+            // On one connection: a large call with a descriptor, then small ones right behind it,
+            // every other one with a descriptor too.
+            group.addTask { (0, try await self.echo([.bytes(big), .unixFD(writeEnd)])) }
+            try await Task.sleep(for: .milliseconds(1))
+            for index in 1...20 {
+                let values: [DBusValue] = index.isMultiple(of: 2) ? [.uint32(UInt32(index)), .unixFD(readEnd)] : [.uint32(UInt32(index))]
+                group.addTask { (index, try await self.echo(values)) }
+            }
+            var answers: [Int: [DBusValue]] = [:]
+            for try await (index, values) in group { answers[index] = values }
+            return answers
+        }
+        #expect(answers[0]?.first?.bytesValue == big)
+        for index in 1...20 {
+            #expect(answers[index]?.first == .uint32(UInt32(index)))
+            #expect((answers[index]?.count ?? 0) == (index.isMultiple(of: 2) ? 2 : 1))
+        }
+        // The descriptors that came back are the pipe's own ends.
+        guard let echoedWrite = answers[0]?.last?.fileDescriptorValue, let echoedRead = answers[2]?.last?.fileDescriptorValue else {
+            Issue.record("no descriptors came back")
+            return
+        }
+        var byte: UInt8 = 42
+        #expect(write(echoedWrite.rawValue, &byte, 1) == 1)
+        var got: UInt8 = 0
+        #expect(read(echoedRead.rawValue, &got, 1) == 1)
+        #expect(got == 42)
+    }
+
     @Test func bytesCopyExactly() async throws {
         let big = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let back = try await echo([.bytes(big)])

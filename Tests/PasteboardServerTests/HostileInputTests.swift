@@ -156,6 +156,23 @@ struct HostileInputTests {
         try await expectUnchanged(h, before)
     }
 
+    /// A write wrong in several ways is refused for the first thing wrong, in this order: the
+    /// name, the options, then each representation's type and size in turn, whichever thread
+    /// answers it.
+    @Test func theFirstThingWrongIsReported() async throws {
+        let h = try await Harness(limits: ["max-inline-bytes=4"])
+        try await h.write(text: "kept")
+        try await h.write(text: "also", to: "other")
+        let before = [try await h.snapshot("general"), try await h.snapshot("other")]
+        let badType = Harness.inlineItems([[("text/plain", [1])], [("not a type", [1])]])
+        let tooLargeThenBadType = Harness.inlineItems([[("text/plain", [1, 2, 3, 4, 5])], [("not a type", [1])]])
+        await h.expectFailure("InvalidName", "WriteItems", [.string(""), badType, Harness.options([("odd", .boolean(true))])])
+        await h.expectFailure("InvalidArgument", "WriteItems", [.string("general"), badType, Harness.options([("odd", .boolean(true))])])
+        await h.expectFailure("InvalidType", "WriteItems", [.string("general"), badType, Harness.options([])])
+        await h.expectFailure("TooLarge", "WriteItems", [.string("general"), tooLargeThenBadType, Harness.options([])])
+        try await expectUnchanged(h, before)
+    }
+
     @Test func unreadableDescriptorsAreRefused() async throws {
         let (h, before) = try await storedHarness()
         // The wrong end of a pipe whose other end is open: refused at once, not after the idle

@@ -2,7 +2,7 @@ import DBus
 import PasteboardModel
 
 /// The arguments of the two calls clients make most, `WriteItems` and `ReadData`, read
-/// straight from the message (``MethodCall/readArguments(_:)``) on the bus thread, or taken
+/// straight from the message (``Message/readArguments(_:)``) on the bus thread, or taken
 /// from decoded ``DBusValue``s on the service queue; either way answered by the same code.
 ///
 /// Reading them straight skips building a ``DBusValue`` tree (an allocation for most values,
@@ -10,24 +10,35 @@ import PasteboardModel
 /// when they take the queue, are decoded the general way.
 struct InlineWrite {
     let name: PasteboardName
-    /// Each item's types and bytes, in order.
-    let items: [[(type: PasteboardType, bytes: [UInt8])]]
+    /// Each item's types, as given, and bytes, in order. The types are checked with the sizes,
+    /// one representation at a time (``PasteboardObject/inlineItems(_:payloads:)``), after the
+    /// options: so is every `WriteItems`, whichever way it was read, and the same error wins.
+    let items: [[(type: String, bytes: [UInt8])]]
     let options: WriteOptions
 
-    /// `(s name, aa{say} items, a{sv} options)`, read from the message.
-    init(_ call: MethodCall) throws(PasteboardError) {
+    /// `(s name, aa{say} items, a{sv} options)`, read from the message; nil when a
+    /// representation holds more than `largest` bytes, or all of them more than `total`, whose
+    /// bytes are then not copied (the write is not one for the bus thread).
+    static func read(_ message: Message, largest: Int = .max, total: Int = .max) throws(PasteboardError) -> InlineWrite? {
         var name: PasteboardName?
-        var items: [[(type: PasteboardType, bytes: [UInt8])]] = []
+        var items: [[(type: String, bytes: [UInt8])]] = []
         var options = WriteOptions()
+        var room = total
+        var fits = true
         do throws(DBusError) {
-            try call.readArguments { reader throws(DBusError) in
+            try message.readArguments { reader throws(DBusError) in
                 let text = try reader.string()
                 name = try DBusError.carrying { () throws(PasteboardError) in try PasteboardName(validating: text) }
                 try reader.forEach { item throws(DBusError) in
-                    var representations: [(type: PasteboardType, bytes: [UInt8])] = []
+                    var representations: [(type: String, bytes: [UInt8])] = []
                     try item.forEach { entry throws(DBusError) in
                         let type = try entry.string()
-                        representations.append((try DBusError.carrying { () throws(PasteboardError) in try PasteboardType(validating: type) }, try entry.bytes()))
+                        guard fits, let bytes = try entry.bytes(atMost: min(largest, room)) else {
+                            fits = false
+                            return
+                        }
+                        room -= bytes.count
+                        representations.append((type, bytes))
                     }
                     items.append(representations)
                 }
@@ -36,7 +47,12 @@ struct InlineWrite {
         } catch {
             throw PasteboardError(error)
         }
-        self.name = name!
+        guard fits, let name else { return nil }
+        return InlineWrite(name: name, items: items, options: options)
+    }
+
+    private init(name: PasteboardName, items: [[(type: String, bytes: [UInt8])]], options: WriteOptions) {
+        self.name = name
         self.items = items
         self.options = options
     }
@@ -44,26 +60,10 @@ struct InlineWrite {
     /// The same, from decoded values.
     init(_ arguments: [DBusValue]) throws(PasteboardError) {
         name = try Arguments.name(arguments[0])
-        var items: [[(type: PasteboardType, bytes: [UInt8])]] = []
-        for element in arguments[1].arrayValue ?? [] {
-            var representations: [(type: PasteboardType, bytes: [UInt8])] = []
-            for (key, data) in element.dictionaryEntries ?? [] {
-                representations.append((try Arguments.type(key), data.bytesValue ?? []))
-            }
-            items.append(representations)
+        items = (arguments[1].arrayValue ?? []).map { element in
+            (element.dictionaryEntries ?? []).map { key, data in (key.stringValue ?? "", data.bytesValue ?? []) }
         }
-        self.items = items
         options = try Arguments.writeOptions(arguments[2])
-    }
-
-    /// All the bytes written, in all.
-    var totalBytes: Int {
-        items.reduce(0) { total, item in item.reduce(total) { $0 + $1.bytes.count } }
-    }
-
-    /// The largest single representation, in bytes.
-    var largestBytes: Int {
-        items.reduce(0) { largest, item in item.reduce(largest) { max($0, $1.bytes.count) } }
     }
 }
 
@@ -75,10 +75,10 @@ struct ReadRequest {
     let expect: UInt64
 
     /// Read from the message.
-    init(_ call: MethodCall) throws(PasteboardError) {
+    init(_ message: Message) throws(PasteboardError) {
         let read: (String, UInt32, String, UInt64)
         do throws(DBusError) {
-            read = try call.readArguments { reader throws(DBusError) in
+            read = try message.readArguments { reader throws(DBusError) in
                 (try reader.string(), try reader.uint32(), try reader.string(), try reader.uint64())
             }
         } catch {

@@ -5,14 +5,16 @@ import PasteboardModel
 /// Writing: items passed inline, and items read from descriptors on a transfer thread.
 extension PasteboardObject {
 
-    /// The items of `WriteItems`; data over `max-inline-bytes` is refused.
-    func inlineItems(_ written: [[(type: PasteboardType, bytes: [UInt8])]], payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
+    /// The items of `WriteItems`, each type checked in turn; data over `max-inline-bytes` is
+    /// refused.
+    func inlineItems(_ written: [[(type: String, bytes: [UInt8])]], payloads: PayloadWriter) throws(PasteboardError) -> [Item] {
         var items: [Item] = []
         items.reserveCapacity(written.count)
         for (index, element) in written.enumerated() {
             var representations: [Representation] = []
             representations.reserveCapacity(element.count)
-            for (type, bytes) in element {
+            for (text, bytes) in element {
+                let type = try PasteboardType(validating: text)
                 if UInt64(bytes.count) > service.limits.maxInlineBytes {
                     throw .tooLarge("item \(index) has \(bytes.count) bytes of \(type); data over \(service.limits.maxInlineBytes) bytes (max-inline-bytes) must be written with WriteItemsFd")
                 }

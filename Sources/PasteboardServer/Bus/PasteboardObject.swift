@@ -84,9 +84,11 @@ final class PasteboardObject: DBusObject {
         case .writeItemsFd:
             writeItemsFd(call, call.arguments)
         case .writeItems where canWriteAtOnce(call):
-            // Read straight from the message; a write the bus thread may not answer (large,
-            // owner-only, or refused) is decoded again for the queue, which answers it.
-            guard let write = try? InlineWrite(call), Self.isSmallWrite(write), writeAtOnce(call, { answer throws(PasteboardError) in
+            // Read straight from the message, its bytes copied only while they are few; a write
+            // the bus thread may not answer (large, owner-only, or refused) is decoded again
+            // for the queue, which answers it.
+            let small = try? InlineWrite.read(call.message, largest: Payload.inlineThreshold, total: Self.smallWriteBytes)
+            guard let write = small ?? nil, !write.options.ownerOnly, writeAtOnce(call, { answer throws(PasteboardError) in
                 try self.write(write, answer, callerPID: nil)
             }) else {
                 return enqueue(method, call, call.arguments)
@@ -98,7 +100,7 @@ final class PasteboardObject: DBusObject {
             }
         case .readData where queued.withLock({ $0[call.sender] == nil }):
             do throws(PasteboardError) {
-                let request = try ReadRequest(call)
+                let request = try ReadRequest(call.message)
                 answerOnBusThread(call, fallback: method) { answer, callerPID throws(PasteboardError) in
                     try self.readData(request, answer, callerPID: callerPID)
                 }
@@ -160,14 +162,10 @@ final class PasteboardObject: DBusObject {
         service.store.log != nil && !isShared && queued.withLock { $0[call.sender] == nil }
     }
 
-    /// A `WriteItems` the bus thread may answer: not owner-only (those are committed on the
-    /// queue, where the caller's process is looked up if need be), and with every payload small
-    /// enough to stay in memory, so that no blob file is written.
-    private static func isSmallWrite(_ write: InlineWrite) -> Bool {
-        !write.options.ownerOnly && write.largestBytes <= Payload.inlineThreshold && write.totalBytes <= Self.smallWriteBytes
-    }
-
-    /// At most this many bytes in all for a write answered on the bus thread.
+    /// At most this many bytes in all for a `WriteItems` answered on the bus thread, each
+    /// representation small enough to stay in memory (so that no blob file is written); nor is
+    /// one owner-only (those are committed on the queue, where the caller's process is looked
+    /// up if need be).
     static let smallWriteBytes = 256 * 1024
 
     /// `WriteItems`: the items stored, the change count in the reply, `Changed` after it.
