@@ -171,15 +171,21 @@ public final class Connection: Sendable {
     public func call(_ message: Message, timeout: Duration? = nil) async throws(DBusError) -> Message {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let deadline = timeout.map { Clock.now.addingReportingOverflow(UInt64(max(0, $0.nanoseconds))) }.map { $0.overflow ? UInt64.max : $0.partialValue }
+        // A cancel may come at any moment, even between the call's start here and its start on
+        // the loop: the flag is how the loop learns of one that came first, since such a cancel
+        // finds no call there to cancel.
+        let cancelled = CallCancellation()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (reply: ConnectionState.Reply) in
-                // Already cancelled: onCancel ran first and found nothing to cancel.
-                guard !Task.isCancelled else {
-                    return reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
+                loop.submit { loop in
+                    guard !cancelled.isSet else {
+                        return reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
+                    }
+                    loop.state.startCall(message, id: id, deadline: deadline, reply: reply)
                 }
-                loop.submit { loop in loop.state.startCall(message, id: id, deadline: deadline, reply: reply) }
             }
         } onCancel: {
+            cancelled.set()
             loop.submit { loop in loop.state.cancelCall(id: id) }
         }
         return try result.get()
@@ -335,5 +341,17 @@ extension Duration {
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return seconds < 0 ? .min : .max }
         return whole.addingReportingOverflow(attoseconds / 1_000_000_000).overflow ? .max : whole + attoseconds / 1_000_000_000
+    }
+}
+
+/// Whether a call's task was cancelled: set by the cancellation handler, read on the loop as the
+/// call starts there.
+private final class CallCancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+
+    func set() {
+        flag.store(true, ordering: .releasing)
     }
 }

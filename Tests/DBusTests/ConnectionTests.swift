@@ -212,6 +212,36 @@ struct ConnectionTests {
         #expect(ContinuousClock.now - start < .seconds(15), "the 300 ms deadline was not enforced")
     }
 
+    /// A call cancelled at any moment, even while it is being handed to the connection's
+    /// thread, ends with `Cancelled` (a call the server never answers would otherwise wait for
+    /// its deadline). Cancelled after a random few microseconds, 2,000 times over.
+    @Test func aCallCancelledAtAnyMomentEnds() async throws {
+        let ended = try await withThrowingTaskGroup(of: Int.self) { outer in
+            outer.addTask {
+                var ended = 0
+                for round in 0..<2_000 {
+                    let hang = try Message.methodCall(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Hang")
+                    let call = Task { try await self.client.call(hang, timeout: .seconds(60)) }
+                    // Spin a few microseconds, more each round, so that the cancel lands on every
+                    // step of the call's start.
+                    let spin = ContinuousClock.now + .nanoseconds((round % 50) * 400)
+                    while ContinuousClock.now < spin {}
+                    call.cancel()
+                    if case .failure(let error) = await call.result, (error as? DBusError)?.name == DBusError.cancelledName { ended += 1 }
+                }
+                return ended
+            }
+            outer.addTask {
+                try await Task.sleep(for: .seconds(60))
+                return -1
+            }
+            let first = try await outer.next()!
+            outer.cancelAll()
+            return first
+        }
+        #expect(ended == 2_000, "a cancelled call went on (-1: they did not all end within 60 s)")
+    }
+
     @Test func closingFailsPendingCallsAndEndsSignals() async throws {
         let doomed = try Connection.connect(address: bus.address)
         let stream = try await doomed.signals(matching: MatchRule(interface: "org.example.Echo"))
