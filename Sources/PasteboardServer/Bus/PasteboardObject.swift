@@ -162,10 +162,10 @@ final class PasteboardObject: DBusObject {
         service.store.log != nil && !isShared && queued.withLock { $0[call.sender] == nil }
     }
 
-    /// At most this many bytes in all for a `WriteItems` answered on the bus thread, each
-    /// representation small enough to stay in memory (so that no blob file is written); nor is
-    /// one owner-only (those are committed on the queue, where the caller's process is looked
-    /// up if need be).
+    /// The most bytes, in all, of a `WriteItems` answered on the bus thread. Each representation
+    /// must also be small enough to stay in memory (no blob file is written there), and the
+    /// write not owner-only (those are committed on the queue, where the caller's process is
+    /// looked up if need be).
     static let smallWriteBytes = 256 * 1024
 
     /// `WriteItems`: the items stored, the change count in the reply, `Changed` after it.
