@@ -51,7 +51,9 @@ struct FailedCommitTests {
         let writer = try h.connect()
         // Provides its data after the batch has given up on the store.
         try writer.export(TestProvider(["text/plain": Array("never committed".utf8)], delaySeconds: 12), at: "/org/pasteboardd/Provider1")
-        let lock = try await Self.lockStore(h, seconds: 23)
+        // Held until the answers are in, however long the machine takes to get there: released
+        // at a fixed time instead, a slow run's second batch could meet the store free again.
+        let lock = try await Self.lockStore(h, seconds: 55)
 
         // Another client's write holds the queue (its commit waits for the lock, then fails),
         // so that the promise and the read of it, sent behind it, form the next batch. (Large
@@ -70,6 +72,7 @@ struct FailedCommitTests {
             #expect(error.name == Harness.errorPrefix + "QuotaExceeded", "\(error)")
         }
         #expect(await blocker.value != nil)
+        lock.kill()
         _ = try await lock.wait(timeout: .seconds(30))
         #expect(try await h.types("p") == (1, ["text/plain;charset=utf-8"]))
         #expect(try await h.readData("text/plain;charset=utf-8", in: "p").data == Array("committed".utf8))
