@@ -147,17 +147,8 @@ public struct ArgumentReader: ~Copyable {
         var sub = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &sub)
         advance()
-        let signature: String
         let type = dbus_message_iter_get_arg_type(&sub)
-        if type != TypeCode.array, type != TypeCode.struct, type != TypeCode.dictEntry, type != TypeCode.variant,
-           let scalar = Unicode.Scalar(UInt32(type)) {
-            signature = String(Character(scalar))
-        } else if let raw = dbus_message_iter_get_signature(&sub) {
-            signature = String(cString: raw)
-            dbus_free(raw)
-        } else {
-            signature = ""
-        }
+        let signature = Marshalling.letterSignature(type) ?? Marshalling.signature(of: &sub)
         var reader = ArgumentReader(sub, atEnd: type == TypeCode.invalid, holdsOneValue: true)
         return try inner(&reader, signature)
     }

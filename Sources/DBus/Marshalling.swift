@@ -116,17 +116,25 @@ enum Marshalling {
         return .array(element: element, elements)
     }
 
-    /// The signature of the array's elements. A single-letter type (any but an array, struct or
-    /// dict entry) is its own signature; only containers ask libdbus, which allocates the
-    /// array's whole signature as a C string.
+    /// The signature of the array's elements.
     private static func elementSignature(of iter: inout DBusMessageIter, elementType: Int32) -> String {
-        if elementType != TypeCode.array, elementType != TypeCode.struct, elementType != TypeCode.dictEntry,
-           let scalar = Unicode.Scalar(UInt32(elementType)) {
-            return String(Character(scalar))
-        }
+        letterSignature(elementType) ?? String(signature(of: &iter).dropFirst())
+    }
+
+    /// The signature of a type of one letter (any but an array, struct or dict entry), which is
+    /// that letter; nil for those containers, whose signature only libdbus can give.
+    static func letterSignature(_ type: Int32) -> String? {
+        guard type != TypeCode.array, type != TypeCode.struct, type != TypeCode.dictEntry,
+              let scalar = Unicode.Scalar(UInt32(type)) else { return nil }
+        return String(Character(scalar))
+    }
+
+    /// The signature of the value under `iter`, as libdbus gives it (allocating it as a C
+    /// string, so asked for containers only).
+    static func signature(of iter: inout DBusMessageIter) -> String {
         guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
         defer { dbus_free(raw) }
-        return String(String(cString: raw).dropFirst())
+        return String(cString: raw)
     }
 
     // MARK: Writing

@@ -2,7 +2,6 @@ import DBus
 import PasteboardModel
 @testable import PasteboardServer
 import Testing
-import TestSupport
 
 /// `WriteItems` and `ReadData` are read straight from the message on the bus thread
 /// (``InlineWrite``, ``ReadRequest``) and from decoded values on the service queue: both ways
@@ -44,10 +43,7 @@ struct HotCallTests {
         let decoded = Result { () throws(PasteboardError) in try InlineWrite(message.arguments()) }
         switch (straight, decoded) {
         case (.success(let read?), .success(let expected)):
-            #expect(read.name == expected.name)
-            #expect(read.items.map { $0.map(\.type) } == expected.items.map { $0.map(\.type) })
-            #expect(read.items.map { $0.map(\.bytes) } == expected.items.map { $0.map(\.bytes) })
-            #expect(read.options == expected.options)
+            #expect(read == expected)
         case (.failure(let error), .failure(let expected)):
             #expect(error == expected)
         default:
