@@ -13,6 +13,10 @@ final class ConnectionState {
 
     private unowned let loop: EventLoop
     private var pending: [UInt32: PendingCall] = [:]
+    /// No pending call has a deadline before this (`.max`: none has one). Lowered as calls
+    /// start, raised only by ``expireDeadlines(now:)`` once it is due: the loop asks for the
+    /// next deadline at every round, which must not mean a walk through every pending call.
+    private var earliestDeadline: UInt64 = .max
     private var subscriptions: [UInt64: (rule: MatchRule, continuation: AsyncStream<Message>.Continuation)] = [:]
     private var objects: [String: any DBusObject] = [:]
     private var disconnectHandlers: [@Sendable () -> Void] = []
@@ -49,6 +53,7 @@ final class ConnectionState {
             return
         }
         pending[serial] = call
+        if let deadline = call.deadline { earliestDeadline = min(earliestDeadline, deadline) }
     }
 
     /// Hands a message that awaits no reply to libdbus, or holds it while ``greeting`` says so.
@@ -104,19 +109,30 @@ final class ConnectionState {
         call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
     }
 
+    /// When the loop must wake up for a deadline at the latest; nil for never. Early at worst
+    /// (the call it was for may have been answered): the loop then finds nothing due.
     var nextDeadline: UInt64? {
-        let next = pending.values.lazy.compactMap(\.deadline).min()
-        guard let held = greeting?.held.lazy.compactMap(\.call?.deadline).min() else { return next }
-        return min(next ?? .max, held)
+        var next = earliestDeadline
+        if let held = greeting?.held {
+            for entry in held { if let deadline = entry.call?.deadline { next = min(next, deadline) } }
+        }
+        return next == .max ? nil : next
     }
 
     func expireDeadlines(now: UInt64) {
-        // Looked for before anything is copied: this runs after every `poll`.
-        if pending.values.contains(where: { ($0.deadline ?? .max) <= now }) {
-            for (serial, call) in pending where (call.deadline ?? .max) <= now {
-                pending[serial] = nil
-                call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
+        // Runs after every `poll`: the pending calls are walked only once a deadline is due.
+        if earliestDeadline <= now {
+            var next = UInt64.max
+            for (serial, call) in pending {
+                guard let deadline = call.deadline else { continue }
+                if deadline <= now {
+                    pending[serial] = nil
+                    call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
+                } else {
+                    next = min(next, deadline)
+                }
             }
+            earliestDeadline = next
         }
         while let index = greeting?.held.firstIndex(where: { ($0.call?.deadline ?? .max) <= now }) {
             greeting!.held.remove(at: index).call!.reply.resume(returning: .failure(.noReply("the bus did not answer Hello within the time allowed")))

@@ -24,22 +24,21 @@ public protocol DBusObject: AnyObject, Sendable {
 
 /// A method call received by an exported object, and the means to answer it.
 ///
-/// The header's names are read from the message once, as the call arrives; the body is
-/// decoded only when asked for, as ``arguments`` or through ``readArguments(_:)``.
-public struct MethodCall: Sendable {
+/// The header's sender, member and signature are read from the message once, as the call
+/// arrives; its path and interface when asked for (most objects only compare them: see
+/// ``hasInterface(_:)``); the body only when asked for, as ``arguments`` or through
+/// ``readArguments(_:)``. A class: a call is handed around (into answers, closures, queues)
+/// more often than it is made, and each copy then costs one reference, not one per field.
+public final class MethodCall: Sendable {
     public let message: Message
     public let sender: String
-    public let path: String
-    public let interface: String?
     public let member: String
     public let signature: String
     let loop: EventLoop
 
-    init(message: Message, path: String, interface: String?, member: String, loop: EventLoop) {
+    init(message: Message, member: String, loop: EventLoop) {
         self.message = message
         sender = message.sender ?? ""
-        self.path = path
-        self.interface = interface
         self.member = member
         signature = message.signature
         self.loop = loop
@@ -49,6 +48,20 @@ public struct MethodCall: Sendable {
         var iter = DBusMessageIter()
         _ = dbus_message_iter_init(message.raw, &iter)
     }
+
+    /// The object path the call was made on.
+    public var path: String { message.path ?? "/" }
+
+    /// The interface named by the call; nil when the caller named none.
+    public var interface: String? { message.interface }
+
+    /// Whether the call names `interface`; false for a call that names none.
+    public func hasInterface(_ interface: String) -> Bool {
+        dbus_message_has_interface(message.raw, interface) != 0
+    }
+
+    /// Whether the call names an interface at all.
+    public var namesInterface: Bool { dbus_message_get_interface(message.raw) != nil }
 
     /// The body, decoded anew at each use: read it once. Every unix fd in it becomes a new
     /// descriptor the result owns.

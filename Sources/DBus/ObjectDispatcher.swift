@@ -1,3 +1,5 @@
+import CDBus
+
 /// Routes an incoming method call to the exported object at its path, answering the standard
 /// `Introspectable` and `Properties` interfaces on the object's behalf.
 enum ObjectDispatcher {
@@ -6,13 +8,12 @@ enum ObjectDispatcher {
     static let doctype = #"<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">"#
 
     static func dispatch(_ message: Message, objects: [String: any DBusObject], loop: EventLoop) {
-        let path = message.path ?? "/"
         let member = message.member ?? ""
-        let interface = message.interface
-        let call = MethodCall(message: message, path: path, interface: interface, member: member, loop: loop)
+        let call = MethodCall(message: message, member: member, loop: loop)
 
-        guard let object = objects[path] else {
-            if member == "Introspect", interface == nil || interface == introspectable {
+        guard let object = object(at: message, in: objects) else {
+            let path = call.path
+            if member == "Introspect", !call.namesInterface || call.hasInterface(introspectable) {
                 call.reply([.string(parentNode(path, objectPaths: Array(objects.keys)))])
             } else {
                 call.fail(.unknownObject("no object at path '\(path)'"))
@@ -20,17 +21,26 @@ enum ObjectDispatcher {
             return
         }
 
-        let isIntrospect = interface == introspectable || (interface == nil && member == "Introspect")
+        let isIntrospect = call.hasInterface(introspectable) || (!call.namesInterface && member == "Introspect")
         if isIntrospect {
             guard member == "Introspect" else { return call.fail(.unknownMethod("no method '\(member)' in \(introspectable)")) }
             guard call.signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, not '\(call.signature)'")) }
             return call.reply([.string(object.introspectionXML)])
         }
-        if interface == properties {
+        if call.hasInterface(properties) {
             answerProperties(call, object: object)
         } else {
             object.handle(call)
         }
+    }
+
+    /// The object exported at the call's path. A connection exports a few objects: they are
+    /// compared with the path in place, which spares making a string of it for every call.
+    private static func object(at message: Message, in objects: [String: any DBusObject]) -> (any DBusObject)? {
+        guard objects.count > 8 else {
+            return objects.first { dbus_message_has_path(message.raw, $0.key) != 0 }?.value
+        }
+        return objects[message.path ?? "/"]
     }
 
     /// `Get`, `GetAll` and `Set` (every property here is read-only).

@@ -48,6 +48,13 @@ public enum TypeSniffer {
         return MagicNumbers.mimeType(of: Array(data.prefix(sniffLength))) ?? "application/octet-stream"
     }
 
+    /// The type of data whose text-ness was established elsewhere (over all of it, say a
+    /// mapped file): text when `isText`, else what its first bytes, `prefix`, say.
+    public static func sniff(_ prefix: some Collection<UInt8>, isText: Bool) -> String {
+        if isText { return "text/plain;charset=utf-8" }
+        return MagicNumbers.mimeType(of: Array(prefix.prefix(sniffLength))) ?? "application/octet-stream"
+    }
+
     /// Whether the bytes are UTF-8 text: valid UTF-8 (no overlong forms, surrogates or code
     /// points past U+10FFFF) and no NUL, which no text file contains.
     ///
@@ -55,9 +62,26 @@ public enum TypeSniffer {
     ///   - bytes: The bytes to test.
     ///   - allowingCutEnd: Accept a sequence that is valid so far but cut off at the end.
     public static func isUTF8Text(_ bytes: some Collection<UInt8>, allowingCutEnd: Bool) -> Bool {
-        let bytes = Array(bytes)
+        if let answer = bytes.withContiguousStorageIfAvailable({ isUTF8Text(UnsafeRawBufferPointer($0), allowingCutEnd: allowingCutEnd) }) {
+            return answer
+        }
+        return Array(bytes).withUnsafeBytes { isUTF8Text($0, allowingCutEnd: allowingCutEnd) }
+    }
+
+    /// The same, in place (a mapped file of any size): ASCII is skipped eight bytes at a time.
+    public static func isUTF8Text(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
         var index = 0
-        while index < bytes.count {
+        let count = bytes.count
+        while index < count {
+            // Eight ASCII bytes without a NUL: no byte has its top bit set, and none is zero.
+            if index + 8 <= count {
+                let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let hasZero = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+                if word & 0x8080_8080_8080_8080 == 0, hasZero == 0 {
+                    index += 8
+                    continue
+                }
+            }
             let lead = bytes[index]
             let length: Int
             var secondRange: ClosedRange<UInt8> = 0x80...0xBF
@@ -90,7 +114,7 @@ public enum TypeSniffer {
             }
             for offset in 1..<length {
                 let position = index + offset
-                if position == bytes.count {
+                if position == count {
                     return allowingCutEnd
                 }
                 let range = offset == 1 ? secondRange : 0x80...0xBF

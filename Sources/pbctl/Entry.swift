@@ -18,7 +18,7 @@ enum Entry {
         // (or a file name) silently into another one.
         for index in 1..<max(1, Int(CommandLine.argc)) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
-            Output.error("argument \(index) is not valid UTF-8; names, types and file names must be")
+            Output.error("argument \(index) is not valid UTF-8; pasteboard names, types and file names must be valid UTF-8")
             exit(ExitStatus.usage.rawValue)
         }
         MainThreadExecutor.run {

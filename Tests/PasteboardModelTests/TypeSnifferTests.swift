@@ -165,4 +165,41 @@ struct TypeSnifferTests {
         #expect(TypeSniffer.sniff(png[...]) == "image/png")
         #expect(TypeSniffer.sniff("plain".utf8) == "text/plain;charset=utf-8")
     }
+
+    /// The check that reads eight ASCII bytes at a time says what a byte-at-a-time reading of
+    /// the UTF-8 rules says, wherever in a word a NUL, a multi-byte sequence or a bad byte
+    /// falls, and at every length (a mapped file is checked this way).
+    @Test("UTF-8 text is told word by word as byte by byte")
+    func wordAtATimeAgreesWithTheRules() {
+        func isValid(_ bytes: [UInt8]) -> Bool {
+            String(validating: bytes, as: UTF8.self) != nil
+        }
+        // Valid, or valid but for an unfinished last sequence: one that some continuation
+        // bytes would complete.
+        func reference(_ bytes: [UInt8], allowingCutEnd: Bool) -> Bool {
+            guard !bytes.contains(0) else { return false }
+            if isValid(bytes) { return true }
+            guard allowingCutEnd else { return false }
+            let continuations: [[UInt8]] = [0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF].flatMap { first in
+                [[first], [first, 0x80], [first, 0x80, 0x80]]
+            }
+            return (1...3).contains { cut in
+                cut <= bytes.count && isValid(Array(bytes.dropLast(cut)))
+                    && continuations.contains { isValid(Array(bytes.suffix(cut)) + $0) }
+            }
+        }
+        let pieces: [[UInt8]] = [Array("a".utf8), Array("é".utf8), Array("€".utf8), Array("😀".utf8), [0], [0xFF], [0x80], [0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<4_000 {
+            var bytes: [UInt8] = Array(repeating: 0x61, count: Int.random(in: 0...17, using: &generator))
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                bytes.insert(contentsOf: pieces.randomElement(using: &generator)!, at: Int.random(in: 0...bytes.count, using: &generator))
+            }
+            for cut in [false, true] {
+                let word = bytes.withUnsafeBytes { TypeSniffer.isUTF8Text($0, allowingCutEnd: cut) }
+                #expect(word == reference(bytes, allowingCutEnd: cut), "\(bytes) allowingCutEnd: \(cut)")
+                #expect(TypeSniffer.isUTF8Text(bytes[...], allowingCutEnd: cut) == word)
+            }
+        }
+    }
 }

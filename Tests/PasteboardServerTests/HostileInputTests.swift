@@ -1,4 +1,5 @@
-import DBus
+import CDBus
+@testable import DBus
 import Foundation
 import Testing
 import TestSupport
@@ -186,6 +187,55 @@ struct HostileInputTests {
         try #require(directory >= 0)
         await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", UnixFileDescriptor(owning: directory))]]), Harness.options([])])
         try await expectUnchanged(h, before)
+    }
+
+    /// An `h` indexes the descriptors sent beside the message; a call may name one it does not
+    /// carry (the bus passes it on). Refused at once: it used to be waited on for the idle
+    /// timeout, holding one of `max-transfers` slots, so that one client could keep everyone's
+    /// `WriteItemsFd` refused for 30 s.
+    @Test func aDescriptorTheCallDoesNotCarryIsRefusedAtOnce() async throws {
+        let (h, before) = try await storedHarness(limits: ["max-transfers=2"])
+        for index: UInt32 in [0, 5] {
+            let start = ContinuousClock.now
+            for _ in 0..<3 {
+                let call = try Self.writeItemsFd(naming: index)
+                do throws(DBus.DBusError) {
+                    _ = try await h.client.call(call, timeout: .seconds(10))
+                    Issue.record("a WriteItemsFd naming descriptor \(index) of none succeeded")
+                } catch {
+                    #expect(error.name == Harness.errorPrefix + "InvalidArgument", "\(error)")
+                    #expect(error.message.contains("did not carry"), "\(error)")
+                }
+            }
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+        try await expectUnchanged(h, before)
+        // The slots are free again: a real descriptor is read.
+        #expect(try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: "fd".bytes))]], to: "fresh") == 1)
+    }
+
+    /// `WriteItemsFd("general", [{"text/plain": h index}], {})` with no descriptor attached:
+    /// made with a `u` in the `h`'s place (the same four bytes), whose signature is then
+    /// patched, as no library writes such a message.
+    static func writeItemsFd(naming index: UInt32) throws -> Message {
+        let made = try Message.methodCall(
+            destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WriteItemsFd",
+            arguments: [.string("general"), .array(element: "a{su}", [.dictionary(key: "s", value: "u", [(.string("text/plain"), .uint32(index))])]), Harness.options([])])
+        dbus_message_set_serial(made.raw, 1)
+        var buffer: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        try #require(dbus_message_marshal(made.raw, &buffer, &length) != 0)
+        defer { dbus_free(buffer) }
+        var bytes = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+        let signature = Array("saa{su}a{sv}".utf8CString.dropLast())
+        let at = try #require((0...(bytes.count - signature.count)).first { Array(bytes[$0..<($0 + signature.count)]) == signature })
+        bytes[at + 5] = CChar(UInt8(ascii: "h"))
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let raw = try #require(dbus_message_demarshal(bytes, length, &error), "\(error.message.map { String(cString: $0) } ?? "")")
+        dbus_message_set_serial(raw, 0)
+        return Message(taking: raw)
     }
 
     @Test func aFailingItemAnywhereFailsTheWholeWrite() async throws {

@@ -47,6 +47,40 @@ struct CopyTests {
         expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
     }
 
+    /// A large file (which the server reads straight from its descriptor) is text only if all
+    /// of it is, to its last byte; from a path or as stdin.
+    @Test func aLargeFileIsTextOnlyIfAllOfItIs() async throws {
+        let world = try await PbctlHarness()
+        let text = Data(repeating: 0x61, count: 3 << 20)
+        for (tail, type) in [(Data([0xFF]), "application/octet-stream"), (Data("é".utf8), "text/plain;charset=utf-8"), (Data([0xC3]), "application/octet-stream"), (Data([0]), "application/octet-stream")] {
+            let file = try temporaryFile(text + tail)
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            expectSuccess(try await world.pbctl("copy", file))
+            expectSuccess(try await world.pbctl("types"), stdout: "\(type)\n")
+            let redirected = try await runProgram("/bin/sh", ["-c", "\"$0\" --address \"$1\" copy < \"$2\"", try Paths.product("pbctl"), world.bus.address, file])
+            #expect(redirected.status == 0, "\(redirected)")
+            expectSuccess(try await world.pbctl("types"), stdout: "\(type)\n")
+        }
+        let pasted = try await world.pbctl("paste")
+        #expect(pasted.stdout == text + Data([0]))
+    }
+
+    /// On a terminal, a large file the server reads straight from its descriptor shows how
+    /// much it has copied, as a copy from a pipe does.
+    @Test func aLargeFileShowsProgressOnATerminal() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(repeating: 0x62, count: 24 << 20))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let pbctl = try Paths.product("pbctl")
+        // `script` runs the command with a terminal for its output.
+        let shown = try await runProgram("/usr/bin/script", ["-qec", "'\(pbctl)' --address '\(world.bus.address)' copy '\(file)'", "/dev/null"])
+        #expect(shown.status == 0, "\(shown)")
+        #expect(String(decoding: shown.stdout, as: UTF8.self).contains("pbctl: copied 24.0 MiB\u{1B}[K\r\n"), "\(shown)")
+        expectSuccess(try await world.pbctl("count"), stdout: "1\n")
+        // Not on a terminal: nothing but the copy.
+        expectSuccess(try await world.pbctl("copy", file))
+    }
+
     /// `-` is stdin; a directory, a closed stdin and an argument that is not UTF-8 are refused
     /// and store nothing.
     @Test func oddInputs() async throws {

@@ -117,6 +117,12 @@ extension PasteboardObject {
             for (key, descriptor) in element.dictionaryEntries ?? [] {
                 let type = try Arguments.type(key)
                 guard let fd = descriptor.fileDescriptorValue else { throw .invalidArgument("item \(index) has no descriptor for \(type)") }
+                // An `h` is an index into the descriptors sent with the message; one past them
+                // reads as -1, which `poll` would ignore until the idle timeout, holding a
+                // transfer slot all that time.
+                guard fd.rawValue >= 0 else {
+                    throw .invalidArgument("item \(index) names a descriptor for \(type) that the call did not carry")
+                }
                 let identity = FileIdentity(fd)
                 let payload: Payload
                 if let identity, let known = alreadyRead[identity] {

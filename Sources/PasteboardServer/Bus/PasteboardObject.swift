@@ -71,8 +71,8 @@ final class PasteboardObject: DBusObject {
     // MARK: Dispatch
 
     func handle(_ call: MethodCall) {
-        if let interface = call.interface, interface != Self.interface {
-            return call.fail(.unknownInterface("this object has no interface '\(interface)'"))
+        if call.namesInterface, !call.hasInterface(Self.interface) {
+            return call.fail(.unknownInterface("this object has no interface '\(call.interface ?? "")'"))
         }
         guard let method = InterfaceMethod(member: call.member) else {
             return call.fail(.unknownMethod("\(Self.interface) has no method '\(call.member)'"))

@@ -66,10 +66,15 @@ struct CopyJob: Job {
             let remaining = Int(info.st_size) - Int(offset)
             if remaining > Self.inlineCutoff {
                 // A regular file: the server reads it directly, nothing passes through here.
-                var prefix = [UInt8](repeating: 0, count: TypeSniffer.sniffLength)
-                let count = prefix.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, offset) }
-                let types = typesToOffer(Array(prefix[0..<max(0, count)]), complete: false)
-                try await server.writeItemFd(name, types: types, fd: input, options: options)
+                let types = types.isEmpty ? [Self.sniff(input, from: offset, count: remaining)] : types
+                let progress = OffsetProgress.watching(input, from: offset, verb: "copied")
+                do {
+                    try await server.writeItemFd(name, types: types, fd: input, options: options)
+                } catch {
+                    progress?.finish(0)
+                    throw error
+                }
+                progress?.finish(UInt64(remaining))
                 return
             }
         }
@@ -114,6 +119,25 @@ struct CopyJob: Job {
             throw error
         }
         try await server.writeItemFd(target.pasteboard, types: types, fd: readEnd, options: options)
+    }
+
+    /// The type of the `count` bytes of a regular file from `offset`: text only when all of
+    /// them are UTF-8 text (mapped and checked in place: a binary file fails within its first
+    /// bytes), else what its first bytes say.
+    static func sniff(_ fd: Int32, from offset: Int, count: Int) -> String {
+        var prefix = [UInt8](repeating: 0, count: TypeSniffer.sniffLength)
+        let read = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        let head = Array(prefix[0..<max(0, read)])
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = offset / page * page
+        let length = offset - start + count
+        guard let mapped = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(start)), mapped != MAP_FAILED else {
+            return TypeSniffer.sniff(head, isComplete: false)
+        }
+        defer { munmap(mapped, length) }
+        _ = madvise(mapped, length, MADV_SEQUENTIAL)
+        let bytes = UnsafeRawBufferPointer(start: mapped + (offset - start), count: count)
+        return TypeSniffer.sniff(head, isText: TypeSniffer.isUTF8Text(bytes, allowingCutEnd: false))
     }
 
     /// `-t`'s types, else the sniffed one: from all of the input when `prefix` is all of it,
