@@ -52,8 +52,15 @@ struct CopyTests {
     @Test func aLargeFileIsTextOnlyIfAllOfItIs() async throws {
         let world = try await PbctlHarness()
         let text = Data(repeating: 0x61, count: 3 << 20)
-        for (tail, type) in [(Data([0xFF]), "application/octet-stream"), (Data("é".utf8), "text/plain;charset=utf-8"), (Data([0xC3]), "application/octet-stream"), (Data([0]), "application/octet-stream")] {
-            let file = try temporaryFile(text + tail)
+        // pbctl reads a mebibyte at a time: a sequence across the first boundary too.
+        let across = Data(repeating: 0x61, count: (1 << 20) - 1)
+        let cases: [(Data, String)] = [
+            (text + Data([0xFF]), "application/octet-stream"), (text + Data("é".utf8), "text/plain;charset=utf-8"),
+            (text + Data([0xC3]), "application/octet-stream"), (across + Data("€".utf8) + text, "text/plain;charset=utf-8"),
+            (across + Data([0xE2, 0x82, 0x41]) + text, "application/octet-stream"), (text + Data([0]), "application/octet-stream"),
+        ]
+        for (data, type) in cases {
+            let file = try temporaryFile(data)
             defer { try? FileManager.default.removeItem(atPath: file) }
             expectSuccess(try await world.pbctl("copy", file))
             expectSuccess(try await world.pbctl("types"), stdout: "\(type)\n")

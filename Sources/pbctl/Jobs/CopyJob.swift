@@ -122,22 +122,46 @@ struct CopyJob: Job {
     }
 
     /// The type of the `count` bytes of a regular file from `offset`: text only when all of
-    /// them are UTF-8 text (mapped and checked in place: a binary file fails within its first
-    /// bytes), else what its first bytes say.
+    /// them are UTF-8 text (a binary file fails within its first bytes), else what its first
+    /// bytes say.
     static func sniff(_ fd: Int32, from offset: Int, count: Int) -> String {
         var prefix = [UInt8](repeating: 0, count: TypeSniffer.sniffLength)
         let read = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
         let head = Array(prefix[0..<max(0, read)])
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = offset / page * page
-        let length = offset - start + count
-        guard let mapped = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(start)), mapped != MAP_FAILED else {
-            return TypeSniffer.sniff(head, isComplete: false)
+        return TypeSniffer.sniff(head, isText: isUTF8Text(fd, from: offset, count: count))
+    }
+
+    /// Whether `count` bytes of a file from `offset` are UTF-8 text, read a mebibyte at a time
+    /// (not mapped: a file cut short meanwhile would kill pbctl with `SIGBUS`). A sequence cut
+    /// by the end of a read is carried over to the next.
+    static func isUTF8Text(_ fd: Int32, from offset: Int, count: Int) -> Bool {
+        let chunk = 1 << 20
+        var buffer = [UInt8](repeating: 0, count: chunk + 4)
+        var carried = 0
+        var position = offset
+        let end = offset + count
+        return buffer.withUnsafeMutableBytes { buffer in
+            while position < end {
+                let read = pread(fd, buffer.baseAddress! + carried, min(chunk, end - position), off_t(position))
+                if read < 0, errno == EINTR { continue }
+                // Cut short or unreadable: what was read decides, as the server reads no more.
+                guard read > 0 else { break }
+                position += read
+                var length = carried + read
+                carried = 0
+                if position < end {
+                    // Hold back a last sequence that may go on in the next read: its lead byte
+                    // and the continuation bytes after it.
+                    var back = 0
+                    while back < 3, back < length, buffer[length - 1 - back] & 0xC0 == 0x80 { back += 1 }
+                    if back < length, buffer[length - 1 - back] >= 0xC0 { carried = back + 1 }
+                    length -= carried
+                }
+                guard TypeSniffer.isUTF8Text(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), allowingCutEnd: false) else { return false }
+                if carried > 0 { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + length, byteCount: carried) }
+            }
+            return carried == 0 || TypeSniffer.isUTF8Text(UnsafeRawBufferPointer(rebasing: buffer[0..<carried]), allowingCutEnd: false)
         }
-        defer { munmap(mapped, length) }
-        _ = madvise(mapped, length, MADV_SEQUENTIAL)
-        let bytes = UnsafeRawBufferPointer(start: mapped + (offset - start), count: count)
-        return TypeSniffer.sniff(head, isText: TypeSniffer.isUTF8Text(bytes, allowingCutEnd: false))
     }
 
     /// `-t`'s types, else the sniffed one: from all of the input when `prefix` is all of it,

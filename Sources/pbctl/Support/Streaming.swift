@@ -100,7 +100,7 @@ final class Progress: @unchecked Sendable {
     }
 
     func update(_ total: UInt64) {
-        guard total - lastShown >= 8 << 20 else { return }
+        guard total >= lastShown, total - lastShown >= 8 << 20 else { return }
         lastShown = total
         shown = true
         Output.toStderr(Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K".utf8))
