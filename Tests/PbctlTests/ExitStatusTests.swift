@@ -62,13 +62,16 @@ struct ExitStatusTests {
         #expect(result.err.hasPrefix(message), "\(result.err)")
     }
 
+    // MARK: 65: refused by the server
+
+    /// A name the server refuses (`InvalidName`) is bad input, not a usage error: 65.
     @Test(arguments: ["", "bad\u{1}name", String(repeating: "n", count: 256)])
     func invalidPasteboardName(name: String) async throws {
         let world = try await PbctlHarness()
         let result = try await world.pbctl("-p", name, "count")
-        #expect(result.status == 64, "\(result)")
+        #expect(result.status == 65, "\(result)")
         #expect(result.out == "")
-        #expect(result.err.hasPrefix("Error: "), "\(result.err)")
+        #expect(result.err.hasPrefix("pbctl: "), "\(result.err)")
         #expect(result.err.contains("pasteboard name"), "\(result.err)")
         // Nothing reached the server.
         expectSuccess(try await world.pbctl("list"))
@@ -77,12 +80,10 @@ struct ExitStatusTests {
     @Test func emptyPasteboardNameSaysSo() async throws {
         let world = try await PbctlHarness()
         let result = try await world.pbctl("copy", "-p", "", input: "x")
-        #expect(result.status == 64)
-        #expect(result.err.hasPrefix("Error: The pasteboard name is empty; a pasteboard name is 1 to 255 bytes of UTF-8 without control characters, such as \"general\".\n"))
+        #expect(result.status == 65)
+        #expect(result.err.hasPrefix("pbctl: The pasteboard name is empty; a pasteboard name is 1 to 255 bytes of UTF-8 without control characters, such as \"general\".\n"))
         expectSuccess(try await world.pbctl("count"), stdout: "0\n")
     }
-
-    // MARK: 65: refused by the server
 
     @Test func invalidTypeIsRefused() async throws {
         let world = try await PbctlHarness()

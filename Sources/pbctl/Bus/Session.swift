@@ -5,6 +5,9 @@ import PasteboardModel
 enum Session {
     static func run(_ target: Target, _ body: (Server) async throws -> Void) async throws {
         do {
+            // A name the server would refuse (`InvalidName`) is refused as the server would,
+            // status 65, without asking it: the answer is known.
+            _ = try PasteboardName(validating: target.pasteboard)
             let server = try Server.connect(address: target.address)
             try await body(server)
         } catch let error as Unreachable {

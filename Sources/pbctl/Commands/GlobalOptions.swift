@@ -1,5 +1,4 @@
 import ArgumentParser
-import PasteboardModel
 
 /// The options every command takes, before or after the command's name.
 struct GlobalOptions: ParsableArguments {
@@ -8,14 +7,6 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp("The bus pasteboardd is on (default: the session bus).", valueName: "BUS"))
     var address: String?
-
-    func validate() throws {
-        do {
-            _ = try PasteboardName(validating: pasteboard)
-        } catch {
-            throw ValidationError(error.message)
-        }
-    }
 
     var target: Target {
         Target(pasteboard: pasteboard, address: address)

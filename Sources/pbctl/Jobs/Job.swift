@@ -7,7 +7,8 @@ protocol Job: Sendable {
 
 /// The pasteboard and the bus every command works on: `-p`/`--pasteboard` and `--address`.
 struct Target: Sendable {
-    /// A valid pasteboard name (checked while the command line is read).
+    /// The pasteboard name as given; checked before anything is asked of the server
+    /// (``Session/run(_:_:)``).
     var pasteboard: String
     /// The bus address; nil for the session bus.
     var address: String?

@@ -59,7 +59,7 @@ struct QuickLine: Sendable {
                 return nil
             }
         }
-        guard let command, (try? PasteboardName(validating: line.target.pasteboard)) != nil else { return nil }
+        guard let command else { return nil }
         return try? command.job(line)
     }
 
