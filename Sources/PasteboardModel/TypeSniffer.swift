@@ -49,7 +49,7 @@ public enum TypeSniffer {
     }
 
     /// The type of data whose text-ness was established elsewhere (over all of it, say a
-    /// mapped file): text when `isText`, else what its first bytes, `prefix`, say.
+    /// file read in parts): text when `isText`, else what its first bytes, `prefix`, say.
     public static func sniff(_ prefix: some Collection<UInt8>, isText: Bool) -> String {
         if isText { return "text/plain;charset=utf-8" }
         return MagicNumbers.mimeType(of: Array(prefix.prefix(sniffLength))) ?? "application/octet-stream"
@@ -68,7 +68,7 @@ public enum TypeSniffer {
         return Array(bytes).withUnsafeBytes { isUTF8Text($0, allowingCutEnd: allowingCutEnd) }
     }
 
-    /// The same, in place (a mapped file of any size): ASCII is skipped eight bytes at a time.
+    /// The same, over bytes in memory: ASCII is skipped eight bytes at a time.
     public static func isUTF8Text(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
         var index = 0
         let count = bytes.count

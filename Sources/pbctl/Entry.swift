@@ -18,7 +18,13 @@ enum Entry {
         // (or a file name) silently into another one.
         for index in 1..<max(1, Int(CommandLine.argc)) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
-            Output.error("argument \(index) is not valid UTF-8; pasteboard names, types and file names must be valid UTF-8")
+            // A pasteboard name the server would refuse is bad input (65), as any invalid name is.
+            let previous = CommandLine.unsafeArgv[index - 1].flatMap { String(validatingCString: $0) }
+            if previous == "-p" || previous == "--pasteboard" || strncmp(raw, "--pasteboard=", 13) == 0 {
+                Output.error("the pasteboard name (argument \(index)) is not valid UTF-8; a pasteboard name is 1 to 255 bytes of UTF-8 without control characters")
+                exit(ExitStatus.refused.rawValue)
+            }
+            Output.error("argument \(index) is not valid UTF-8; types and file names must be valid UTF-8")
             exit(ExitStatus.usage.rawValue)
         }
         MainThreadExecutor.run {

@@ -212,6 +212,52 @@ struct ConnectionTests {
         #expect(ContinuousClock.now - start < .seconds(15), "the 300 ms deadline was not enforced")
     }
 
+    /// Deadlines hold whatever the order the calls start and end in: the connection keeps only
+    /// a bound on the earliest, raised once it has passed.
+    @Test func deadlinesHoldInAnyOrder() async throws {
+        func hang(_ timeout: Duration) async -> (error: String?, after: Duration) {
+            let start = ContinuousClock.now
+            do {
+                _ = try await client.call(try Message.methodCall(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Hang"), timeout: timeout)
+                return (nil, ContinuousClock.now - start)
+            } catch {
+                return (error.name, ContinuousClock.now - start)
+            }
+        }
+        // A call with a short deadline answered, then one with a longer deadline: the bound the
+        // first left behind is raised to the second's, which still ends it.
+        _ = try await client.call(try Message.methodCall(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.variant(.byte(1))]), timeout: .milliseconds(200))
+        let later = await hang(.milliseconds(700))
+        #expect(later.error == "org.freedesktop.DBus.Error.NoReply" && later.after < .seconds(5), "\(later)")
+        // A long deadline first, a short one behind it: the short one ends first, on time.
+        async let long = hang(.seconds(4))
+        try await Task.sleep(for: .milliseconds(50))
+        let short = await hang(.milliseconds(300))
+        #expect(short.error == "org.freedesktop.DBus.Error.NoReply" && short.after < .seconds(2), "\(short)")
+        let ended = await long
+        #expect(ended.error == "org.freedesktop.DBus.Error.NoReply" && ended.after >= .seconds(4) && ended.after < .seconds(15), "\(ended)")
+    }
+
+    /// With many objects exported the path is looked up by name, with few compared in place:
+    /// either way a call reaches the object at its path, and a path with none is refused.
+    @Test func callsReachTheirObjectAmongMany() async throws {
+        for count in [2, 12] {
+            let connection = try Connection.connect(address: bus.address)
+            defer { connection.close() }
+            for index in 0..<count { try connection.export(EchoObject(), at: "/org/example/Many/\(index)") }
+            for index in [0, count - 1] {
+                let echoed = try await client.call(destination: connection.uniqueName, path: "/org/example/Many/\(index)", interface: "org.example.Echo", method: "Echo", arguments: [.variant(.uint32(UInt32(index)))])
+                #expect(echoed == [.variant(.uint32(UInt32(index)))])
+            }
+            do {
+                _ = try await client.call(destination: connection.uniqueName, path: "/org/example/Many/\(count)", interface: "org.example.Echo", method: "Echo", arguments: [.variant(.byte(0))])
+                Issue.record("a call to a path with no object succeeded")
+            } catch {
+                #expect(error.name == "org.freedesktop.DBus.Error.UnknownObject", "\(error)")
+            }
+        }
+    }
+
     /// A call cancelled at any moment, even while it is being handed to the connection's
     /// thread, ends with `Cancelled` (a call the server never answers would otherwise wait for
     /// its deadline). Cancelled after a random few microseconds, 2,000 times over.

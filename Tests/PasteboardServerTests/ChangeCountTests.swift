@@ -145,6 +145,21 @@ struct ChangeCountTests {
         #expect(try await h.changeCount("doomed") == 2)
     }
 
+    /// A cleared name holds no items but is listed: `Remove` is what takes it off the list,
+    /// as a change (see docs/guarantees.md).
+    @Test func removingAClearedNameUnlistsIt() async throws {
+        let h = try await Harness()
+        #expect(try await h.clear("cleared") == 1)
+        #expect(try await h.listPasteboards() == ["cleared"])
+        let signals = try await h.recordSignals()
+        try await h.remove("cleared")
+        let received = await signals.wait(for: 2)
+        #expect(received.map(\.member) == ["Changed", "Removed"])
+        #expect(received.first?.arguments == [.string("cleared"), .uint64(2), .strings([])])
+        #expect(try await h.changeCount("cleared") == 2)
+        #expect(try await h.listPasteboards() == [])
+    }
+
     @Test func removingANameThatHoldsNothingDoesNothing() async throws {
         let h = try await Harness()
         try await h.write(text: "kept", to: "removed-twice")

@@ -214,6 +214,22 @@ struct HostileInputTests {
         #expect(try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: "fd".bytes))]], to: "fresh") == 1)
     }
 
+    /// A `WriteItemsFd` wrong in a later item is refused before an earlier item's descriptor is
+    /// read: here a pipe nobody writes to, which would be waited on for the idle timeout.
+    @Test func aWriteWrongFurtherOnIsRefusedBeforeAnyDescriptorIsRead() async throws {
+        let (h, before) = try await storedHarness()
+        let (readEnd, writeEnd) = try Descriptors.pipe()
+        let start = ContinuousClock.now
+        await h.expectFailure("InvalidType", "WriteItemsFd", [
+            .string("general"),
+            Harness.descriptorItems([[("text/plain", readEnd)], [("bad type", try Descriptors.pipe(holding: [1]))]]),
+            Harness.options([]),
+        ])
+        #expect(ContinuousClock.now - start < .seconds(5))
+        withExtendedLifetime(writeEnd) {}
+        try await expectUnchanged(h, before)
+    }
+
     /// `WriteItemsFd("general", [{"text/plain": h index}], {})` with no descriptor attached:
     /// made with a `u` in the `h`'s place (the same four bytes), whose signature is then
     /// patched, as no library writes such a message.

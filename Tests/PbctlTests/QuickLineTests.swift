@@ -30,6 +30,20 @@ struct QuickLineTests {
         try await expectSame(world, ["-p", "a", "history"], ["--pasteboard=b", "history"])
     }
 
+    /// A name the server would refuse: 65 and the same words, both ways, for every command.
+    /// (The parsed reading gets the name as a separate argument: ArgumentParser takes
+    /// `--pasteboard=` with nothing after it for a missing value, a usage error.)
+    @Test func invalidNamesAreRefusedAlike() async throws {
+        let world = try await PbctlHarness()
+        for name in ["", "tab\there", String(repeating: "n", count: 256)] {
+            try await expectSame(world, ["-p", name, "count"], ["--pasteboard", name, "count"])
+            try await expectSame(world, ["-p", name, "copy"], ["--pasteboard", name, "copy"], input: "x")
+            try await expectSame(world, ["-p", name, "paste"], ["--pasteboard", name, "paste"])
+            let refused = try await runPbctl(["--address", world.bus.address, "-p", name, "paste"])
+            #expect(refused.status == 65 && refused.err.hasPrefix("pbctl: "), "\(refused)")
+        }
+    }
+
     @Test func pasteAnItemAndTheErrors() async throws {
         let world = try await PbctlHarness()
         try await expectSame(world, ["paste"], ["paste", "--item=0"])

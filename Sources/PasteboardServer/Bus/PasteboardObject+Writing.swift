@@ -109,11 +109,11 @@ extension PasteboardObject {
         let reader = DescriptorReader(
             payloads: payloads, maxBytes: service.limits.maxItemBytes,
             idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
-        var alreadyRead: [FileIdentity: Payload] = [:]
-        var items: [Item] = []
-        var endsAreFinal = true
+        // Every type and descriptor is checked before any is read: reading one may wait up to
+        // the idle timeout, which a call wrong further on must not cost.
+        var requested: [[(type: PasteboardType, fd: UnixFileDescriptor)]] = []
         for (index, element) in (value.arrayValue ?? []).enumerated() {
-            var representations: [Representation] = []
+            var representations: [(type: PasteboardType, fd: UnixFileDescriptor)] = []
             for (key, descriptor) in element.dictionaryEntries ?? [] {
                 let type = try Arguments.type(key)
                 guard let fd = descriptor.fileDescriptorValue else { throw .invalidArgument("item \(index) has no descriptor for \(type)") }
@@ -123,6 +123,16 @@ extension PasteboardObject {
                 guard fd.rawValue >= 0 else {
                     throw .invalidArgument("item \(index) names a descriptor for \(type) that the call did not carry")
                 }
+                representations.append((type, fd))
+            }
+            requested.append(representations)
+        }
+        var alreadyRead: [FileIdentity: Payload] = [:]
+        var items: [Item] = []
+        var endsAreFinal = true
+        for (index, element) in requested.enumerated() {
+            var representations: [Representation] = []
+            for (type, fd) in element {
                 let identity = FileIdentity(fd)
                 let payload: Payload
                 if let identity, let known = alreadyRead[identity] {

@@ -3,11 +3,19 @@ import PasteboardModel
 /// Connects to the server, runs a command's body, and turns every failure into a ``Failure``
 /// with the exit status of the contract.
 enum Session {
-    static func run(_ target: Target, _ body: (Server) async throws -> Void) async throws {
+    /// Refuses a pasteboard name the server would refuse (`InvalidName`) as the server would,
+    /// with status 65, without asking it: the answer is known.
+    static func check(_ target: Target) throws(Failure) {
         do {
-            // A name the server would refuse (`InvalidName`) is refused as the server would,
-            // status 65, without asking it: the answer is known.
             _ = try PasteboardName(validating: target.pasteboard)
+        } catch {
+            throw Failure(message: error.message, status: .refused)
+        }
+    }
+
+    static func run(_ target: Target, _ body: (Server) async throws -> Void) async throws {
+        try check(target)
+        do {
             let server = try Server.connect(address: target.address)
             try await body(server)
         } catch let error as Unreachable {

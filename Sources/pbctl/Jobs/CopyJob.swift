@@ -30,6 +30,8 @@ struct CopyJob: Job {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
+        // The name first: a bad one is the error, whatever the input.
+        try Session.check(target)
         let input = try openInput()
         defer { if input != 0 { close(input) } }
         var options = PasteboardWriteOptions(concealed: concealed, transient: transient)
@@ -71,7 +73,7 @@ struct CopyJob: Job {
                 do {
                     try await server.writeItemFd(name, types: types, fd: input, options: options)
                 } catch {
-                    progress?.finish(0)
+                    progress?.abandon()
                     throw error
                 }
                 progress?.finish(UInt64(remaining))

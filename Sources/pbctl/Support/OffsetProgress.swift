@@ -55,4 +55,12 @@ final class OffsetProgress: Sendable {
             progress.finish(total)
         }
     }
+
+    /// Stops watching a copy that failed: the line shown so far is ended, with no total.
+    func abandon() {
+        finished.withLock { finished in
+            finished = true
+            progress.abandon()
+        }
+    }
 }

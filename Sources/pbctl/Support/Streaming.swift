@@ -111,6 +111,13 @@ final class Progress: @unchecked Sendable {
         Output.toStderr(Array("\rpbctl: \(verb) \(Self.format(total))\u{1B}[K\n".utf8))
     }
 
+    /// Ends a progress line left as it was (the transfer failed: no total to give), so that
+    /// what is printed next starts a line of its own.
+    func abandon() {
+        guard shown else { return }
+        Output.toStderr(Array("\n".utf8))
+    }
+
     static func format(_ bytes: UInt64) -> String {
         if bytes < 1 << 20 { return "\(bytes) bytes" }
         return oneDecimal(Double(bytes) / Double(1 << 20)) + " MiB"
