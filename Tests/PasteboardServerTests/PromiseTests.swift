@@ -110,17 +110,16 @@ struct PromiseTests {
         #expect(ContinuousClock.now - start < .seconds(3))
     }
 
-    /// Promised contents are contents: they survive `kill -9` and enter the history. After the
-    /// restart the writer, still on the bus, is asked again; once it has left, reads fail with
-    /// `ProviderFailed` while the types stay listed.
-    @Test func promisedContentsSurviveACrashAndEnterTheHistory() async throws {
+    /// Promised contents are contents: they survive `kill -9` and enter the history. A promise
+    /// not yet provided is asked of its writer after the restart (still on the bus); once the
+    /// writer has left, reads fail with `ProviderFailed` while the types stay listed.
+    @Test func unprovidedPromisesSurviveACrashAndEnterTheHistory() async throws {
         let h = try await Harness()
         let writer = try h.connect()
         let provider = TestProvider(["text/plain": Array("p".utf8)])
         try writer.export(provider, at: "/org/pasteboardd/Provider1")
         try await h.write(text: "plain")
         #expect(try await promise(h, [["text/plain"]], by: writer) == 2)
-        #expect(try await h.readData("text/plain").data == Array("p".utf8))
         let history = try await h.call("History", [.string("general"), .uint32(0)])
         #expect(history.first?.arrayValue?.compactMap { $0.structureFields?.first?.uint64Value } == [2, 1])
 
@@ -128,23 +127,19 @@ struct PromiseTests {
         try await h.server.restart()
         #expect(try await h.types() == (2, ["text/plain"]))
         #expect(try await h.items().items.first?.sizes == [-1])
-        #expect(try await h.readData("text/plain") == (2, Array("p".utf8)))
-        #expect(provider.calls.withLock { $0.count } == 2)
+        #expect(provider.calls.withLock { $0.isEmpty })
 
-        // Restored after a later write: the writer is asked for what it promised, as promised.
+        // Restored after a later write, and still not provided.
         try await h.write(text: "later")
         #expect(try await h.call("Restore", [.string("general"), .uint64(2)]).first?.uint64Value == 4)
         h.server.kill9()
         try await h.server.restart()
-        #expect(try await h.readData("text/plain") == (4, Array("p".utf8)))
-        #expect(provider.calls.withLock { $0.last } == [.string("general"), .uint64(2), .uint32(0), .string("text/plain")])
-
         writer.close()
         await writer.waitUntilDisconnected()
-        try await h.server.restart()
         #expect(try await h.types() == (4, ["text/plain"]))
         let failed = await h.expectFailure("ProviderFailed", "ReadData", [.string("general"), .uint32(0), .string("text/plain"), .uint64(0)])
         #expect(failed?.message.contains("left the bus") == true, "\(String(describing: failed))")
+        #expect(provider.calls.withLock { $0.isEmpty })
     }
 
     /// A new bus (a new session) hands out the same unique names again: a promise stored on an

@@ -69,8 +69,11 @@ extension PasteboardObject {
         guard UInt64(bytes.count) <= limits.maxItemBytes else {
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' provided \(bytes.count) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
         }
-        // The data a writer provides stays off the disk (the promise itself is stored): after a
-        // restart the writer is asked again.
-        return try service.payloads.volatile(true).payload(for: bytes)
+        // Kept as the contents it stands for (stored, to be served after a restart too), unless
+        // those must stay off the disk.
+        let keeps = service.mayKeep(promise)
+        let payload = try service.payloads.volatile(!keeps).payload(for: bytes)
+        if keeps { service.keepProvided(promise, payload) }
+        return payload
     }
 }

@@ -125,7 +125,11 @@ final class PasteboardService: @unchecked Sendable {
         func visit(_ items: [Item]) {
             for item in items {
                 for representation in item.representations {
-                    if case .file(let blob) = representation.payload { body(blob) }
+                    switch representation.payload {
+                    case .file(let blob): body(blob)
+                    case .promised(let promise): if case .file(let blob)? = promise.kept, blob.isOnDisk { body(blob) }
+                    case .inline: break
+                    }
                 }
             }
         }

@@ -26,6 +26,8 @@ final class Promise: Sendable {
         case resolved(Payload)
     }
     private let state = Mutex<State>(.pending)
+    /// Whether the provided data is in the store too (``keep(_:)``).
+    private let isKept = Atomic<Bool>(false)
 
     init(provider: String, bus: String, name: PasteboardName, count: UInt64, item: UInt32, type: PasteboardType) {
         self.provider = provider
@@ -39,6 +41,19 @@ final class Promise: Sendable {
     /// The data, once provided.
     var resolved: Payload? {
         state.withLock { if case .resolved(let payload) = $0 { payload } else { nil } }
+    }
+
+    /// The provided data once it is stored as the promise's contents (inline, or in a blob file
+    /// of the store): the rows of a later change then hold it, not the promise.
+    var kept: Payload? {
+        isKept.load(ordering: .acquiring) ? resolved : nil
+    }
+
+    /// Records that `payload`, the data provided, is stored (or about to be, with every row of
+    /// this promise): inline, or in a blob file of the store, never in memory only.
+    func keep(_ payload: Payload) {
+        state.withLock { $0 = .resolved(payload) }
+        isKept.store(true, ordering: .releasing)
     }
 
     /// The data: kept from an earlier read, or fetched now with `fetch` (once for all readers

@@ -56,7 +56,12 @@ extension ChangeRows {
                     switch representation.payload {
                     case .inline(let bytes): data = .inline(bytes)
                     case .file(let blob): data = .blob(blob.id)
-                    case .promised(let promise): data = .promised(provider: promise.bus + "/" + promise.provider, count: promise.count, item: promise.item)
+                    case .promised(let promise):
+                        switch promise.kept {
+                        case .inline(let bytes)?: data = .inline(bytes)
+                        case .file(let blob)? where blob.isOnDisk: data = .blob(blob.id)
+                        default: data = .promised(provider: promise.bus + "/" + promise.provider, count: promise.count, item: promise.item)
+                        }
                     }
                     representations.append(Representation(
                         item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data,
