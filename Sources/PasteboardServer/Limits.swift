@@ -39,7 +39,8 @@ public struct Limits: Sendable, Equatable {
         "max-types-per-item": 64,
         // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up.
         "transfer-idle-timeout-ms": 30_000,
-        // File-descriptor transfers in progress at once, over all clients.
+        // File-descriptor transfers in progress at once, over all clients (a quarter of them
+        // from any one: PasteboardObject.transfersPerClient(of:)).
         "max-transfers": 64,
         // How long a promise's writer has to answer `Provide` before the read fails.
         "provider-timeout-ms": 5_000,

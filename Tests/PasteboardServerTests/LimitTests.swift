@@ -23,6 +23,49 @@ struct LimitTests {
         #expect(try await h.listPasteboards() == ["general"])
     }
 
+    /// `max-transfers` bounds the transfers in progress over all clients, and one client may
+    /// hold a quarter of them: a client starting transfers it never feeds (each waits for the
+    /// idle timeout) leaves room for the others. Refusals come at once, and change nothing.
+    @Test func maxTransfersIsSharedAmongClients() async throws {
+        let h = try await Harness(limits: ["max-transfers=8"])
+        try await h.write(text: "kept")
+        let before = try await h.snapshot()
+        // Two idle transfers from one client: its quarter of eight.
+        let greedy = try h.connect()
+        var pipes: [(read: UnixFileDescriptor, write: UnixFileDescriptor)] = []
+        var started: [Task<UInt64, any Error>] = []
+        func startIdle(on connection: Connection) throws {
+            let pipe = try Descriptors.pipe()
+            pipes.append(pipe)
+            // The task holds the read end only: the write end closes with `pipes`.
+            let readEnd = pipe.read
+            started.append(Task { try await h.writeFd([[("text/plain", readEnd)]], to: "idle", on: connection, timeout: .seconds(60)) })
+        }
+        for _ in 0..<2 { try startIdle(on: greedy) }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        let third = await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])], on: greedy)
+        #expect(third?.message.contains("this client") == true, "\(String(describing: third))")
+        // Other clients still get through, up to max-transfers over all.
+        var others: [Connection] = []
+        for _ in 0..<6 {
+            let other = try h.connect()
+            others.append(other)
+            try startIdle(on: other)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let late = try h.connect()
+        let full = await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])], on: late)
+        #expect(full?.message.contains("max-transfers") == true, "\(String(describing: full))")
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(try await h.snapshot() == before)
+        // Their writers closed, the transfers complete and free their places.
+        pipes.removeAll()
+        for task in started { _ = try await task.value }
+        #expect(try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: "late".bytes))]], to: "late", on: late) == 1)
+        withExtendedLifetime(others) {}
+    }
+
     @Test func maxInlineBytesBoundsReadDataAndReadBest() async throws {
         let h = try await Harness(limits: ["max-inline-bytes=1024"])
         let big = Self.bytes(5000, seed: 7)

@@ -28,12 +28,26 @@ extension PasteboardObject {
     /// Reads every descriptor on a transfer thread, then commits on the service queue.
     func writeItemsFd(_ call: MethodCall, _ arguments: [DBusValue]) {
         let limit = service.limits.maxTransfers
+        let perClient = Self.transfersPerClient(of: limit)
+        let sender = call.sender
+        let admitted = transfersBySender.withLock { counts in
+            guard counts[sender, default: 0] < perClient else { return false }
+            counts[sender, default: 0] += 1
+            return true
+        }
+        guard admitted else {
+            return fail(call, .quotaExceeded("this client has \(perClient) transfers in progress already, the most one client may (a quarter of max-transfers); try again when one has finished"))
+        }
         guard transfers.add(1, ordering: .relaxed).newValue <= limit else {
             transfers.subtract(1, ordering: .relaxed)
+            releaseTransfer(of: sender)
             return fail(call, .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished"))
         }
         Thread.detachNewThread { [self] in
-            defer { transfers.subtract(1, ordering: .relaxed) }
+            defer {
+                transfers.subtract(1, ordering: .relaxed)
+                releaseTransfer(of: sender)
+            }
             let write: DescriptorWrite
             do throws(PasteboardError) {
                 let name = try Arguments.name(arguments[0])
@@ -58,6 +72,20 @@ extension PasteboardObject {
                 let pid = write.options.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
                 commit(write, for: call, writerLeft: writerLeft, pid: pid)
             }
+        }
+    }
+
+    /// How many of `max-transfers` one client may hold at once: a quarter (at least one), so
+    /// that a client that starts transfers and never feeds them (each waits up to
+    /// `transfer-idle-timeout-ms`) leaves the others room.
+    static func transfersPerClient(of limit: UInt64) -> UInt64 {
+        max(1, limit / 4)
+    }
+
+    private func releaseTransfer(of sender: String) {
+        transfersBySender.withLock { counts in
+            let left = counts[sender, default: 1] - 1
+            counts[sender] = left == 0 ? nil : left
         }
     }
 

@@ -23,6 +23,9 @@ final class PasteboardObject: DBusObject {
     let service: PasteboardService
     let connection: Connection
     let transfers = Atomic<UInt64>(0)
+    /// Transfers in progress by sender, each client holding at most
+    /// ``transfersPerClient(of:)`` of them.
+    let transfersBySender = Mutex<[String: UInt64]>([:])
     /// Calls handed to the service queue and not yet answered, by sender; a read skips the
     /// queue only when its sender has none.
     let queued = Mutex<[String: Int]>([:])
