@@ -47,8 +47,8 @@ struct CopyTests {
         expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
     }
 
-    /// A large file (which the server reads straight from its descriptor) is text only if all
-    /// of it is, to its last byte; from a path or as stdin.
+    /// Large input is text only if all of it is, to its last byte: a file (which the server
+    /// reads straight from its descriptor) from a path or as stdin, and a stream through a pipe.
     @Test func aLargeFileIsTextOnlyIfAllOfItIs() async throws {
         let world = try await PbctlHarness()
         let text = Data(repeating: 0x61, count: 3 << 20)
@@ -67,6 +67,11 @@ struct CopyTests {
             let redirected = try await runProgram("/bin/sh", ["-c", "\"$0\" --address \"$1\" copy < \"$2\"", try Paths.product("pbctl"), world.bus.address, file])
             #expect(redirected.status == 0, "\(redirected)")
             expectSuccess(try await world.pbctl("types"), stdout: "\(type)\n")
+            // Through a pipe, read to its end before its type is known.
+            let piped = try await runProgram("/bin/sh", ["-c", "cat \"$2\" | \"$0\" --address \"$1\" copy", try Paths.product("pbctl"), world.bus.address, file])
+            #expect(piped.status == 0, "\(piped)")
+            expectSuccess(try await world.pbctl("types"), stdout: "\(type)\n")
+            #expect(try await world.pbctl("paste").stdout == data)
         }
         let pasted = try await world.pbctl("paste")
         #expect(pasted.stdout == text + Data([0]))

@@ -5,7 +5,8 @@ struct Copy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy stdin (or FILE) to the pasteboard as one item.",
         discussion: """
-            Without -t the type is text/plain;charset=utf-8 for UTF-8 text, else sniffed from the \
+            Without -t the type is text/plain;charset=utf-8 when all of the input is UTF-8 text (a \
+            stream over 1 MiB is held in a temporary file until its end), else sniffed from the \
             first bytes (image/png, application/pdf, …), else application/octet-stream. With several \
             -t the same bytes are offered under each type. Large data travels through a file \
             descriptor and is never held in memory.

@@ -1,3 +1,4 @@
+import CDBus
 import PasteboardInterface
 import PasteboardModel
 
@@ -69,21 +70,22 @@ struct CopyJob: Job {
             if remaining > Self.inlineCutoff {
                 // A regular file: the server reads it directly, nothing passes through here.
                 let types = types.isEmpty ? [Self.sniff(input, from: offset, count: remaining)] : types
-                let progress = OffsetProgress.watching(input, from: offset, verb: "copied")
-                do {
-                    try await server.writeItemFd(name, types: types, fd: input, options: options)
-                } catch {
-                    progress?.abandon()
-                    throw error
-                }
-                progress?.finish(UInt64(remaining))
-                return
+                return try await send(file: input, from: offset, count: remaining, types: types, to: server, options: options)
             }
         }
         guard let (head, complete) = Streaming.readUpTo(input, limit: Self.inlineCutoff + 1) else {
             throw Failure(message: "cannot read the input: \(String(cString: strerror(errno)))", status: .ioError)
         }
-        let types = typesToOffer(head, complete: complete)
+        if !complete, types.isEmpty {
+            // Its type is that of all of it: held in a file until its end, then sniffed and
+            // handed over as a file.
+            let spool = try Self.spool(head, then: input)
+            defer { close(spool.fd) }
+            let types = [Self.sniff(spool.fd, from: 0, count: spool.size)]
+            return try await send(file: spool.fd, from: 0, count: spool.size, types: types, to: server, options: options)
+        }
+        // Here the input is all in `head`, or its types were given.
+        let types = types.isEmpty ? [TypeSniffer.sniff(whole: head)] : types
         if complete {
             do {
                 try await server.writeItem(name, types: types, data: head, options: options)
@@ -93,6 +95,19 @@ struct CopyJob: Job {
             }
         }
         try await stream(head, then: complete ? nil : input, types: types, to: server, options: options)
+    }
+
+    /// Hands the server a regular file to read from `offset`, its `count` bytes; their progress
+    /// shown on a terminal (see ``OffsetProgress``).
+    private func send(file fd: Int32, from offset: off_t, count: Int, types: [String], to server: Server, options: PasteboardWriteOptions) async throws {
+        let progress = OffsetProgress.watching(fd, from: offset, verb: "copied")
+        do {
+            try await server.writeItemFd(target.pasteboard, types: types, fd: fd, options: options)
+        } catch {
+            progress?.abandon()
+            throw error
+        }
+        progress?.finish(UInt64(count))
     }
 
     /// Feeds `head` and then the rest of `rest` through a pipe the server reads.
@@ -121,6 +136,29 @@ struct CopyJob: Job {
             throw error
         }
         try await server.writeItemFd(target.pasteboard, types: types, fd: readEnd, options: options)
+    }
+
+    /// `head`, then the rest of `input`, in an unnamed temporary file (in `TMPDIR`, else
+    /// `/var/tmp`, else memory) whose offset is back at its start; its descriptor and size.
+    static func spool(_ head: [UInt8], then input: Int32) throws -> (fd: Int32, size: Int) {
+        let directories = [getenv("TMPDIR").map { String(cString: $0) }, "/var/tmp", "/tmp"].compactMap { $0 }
+        var fd: Int32 = -1
+        for directory in directories where fd < 0 {
+            fd = open(directory, cdbus_O_TMPFILE | O_RDWR | O_CLOEXEC, 0o600)
+        }
+        if fd < 0 { fd = memfd_create("pbctl-copy", cdbus_MFD_CLOEXEC) }
+        guard fd >= 0 else { throw Failure(message: "cannot make a temporary file for the input: \(String(cString: strerror(errno)))", status: .ioError) }
+        switch Streaming.copy(from: input, to: fd, prefix: head, progress: Progress.onTerminal("read")) {
+        case .all(let total):
+            lseek(fd, 0, SEEK_SET)
+            return (fd, Int(total))
+        case .readFailed(let error):
+            close(fd)
+            throw Failure(message: "cannot read the input: \(String(cString: strerror(error)))", status: .ioError)
+        case .writeFailed(let error):
+            close(fd)
+            throw Failure(message: "cannot hold the input in a temporary file (\(String(cString: strerror(error)))); give its type with -t to send it as it is read", status: .ioError)
+        }
     }
 
     /// The type of the `count` bytes of a regular file from `offset`: text only when all of
@@ -166,11 +204,4 @@ struct CopyJob: Job {
         }
     }
 
-    /// `-t`'s types, else the sniffed one: from all of the input when `prefix` is all of it,
-    /// else from its first bytes (a stream is sent as it is read).
-    private func typesToOffer(_ prefix: [UInt8], complete: Bool) -> [String] {
-        guard types.isEmpty else { return types }
-        if complete { return [TypeSniffer.sniff(whole: prefix)] }
-        return [TypeSniffer.sniff(prefix.prefix(TypeSniffer.sniffLength), isComplete: false)]
-    }
 }
