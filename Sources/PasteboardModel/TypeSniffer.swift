@@ -42,14 +42,12 @@ public enum TypeSniffer {
     /// The type of data held whole: text only if every byte of it is (not just the first
     /// ``sniffLength``); else what its first bytes say.
     public static func sniff(whole data: [UInt8]) -> String {
-        if isUTF8Text(data, allowingCutEnd: false) {
-            return "text/plain;charset=utf-8"
-        }
-        return MagicNumbers.mimeType(of: Array(data.prefix(sniffLength))) ?? "application/octet-stream"
+        sniff(data, isText: isUTF8Text(data, allowingCutEnd: false))
     }
 
     /// The type of data whose text-ness was established elsewhere (over all of it, say a
-    /// file read in parts): text when `isText`, else what its first bytes, `prefix`, say.
+    /// file read in parts: ``UTF8TextScanner``): text when `isText`, else what its first
+    /// bytes, `prefix`, say.
     public static func sniff(_ prefix: some Collection<UInt8>, isText: Bool) -> String {
         if isText { return "text/plain;charset=utf-8" }
         return MagicNumbers.mimeType(of: Array(prefix.prefix(sniffLength))) ?? "application/octet-stream"

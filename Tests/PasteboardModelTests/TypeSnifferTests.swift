@@ -203,4 +203,24 @@ struct TypeSnifferTests {
             }
         }
     }
+
+    /// Fed in parts cut anywhere (inside a sequence too), the scanner says what the check of
+    /// the whole says.
+    @Test("UTF-8 text is told in parts as whole")
+    func partsAgreeWithTheWhole() {
+        let pieces: [[UInt8]] = [Array("ab".utf8), Array("é".utf8), Array("€".utf8), Array("😀".utf8), [0], [0xFF], [0x80], [0xC3], [0xE0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F]]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<4_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...6, using: &generator) { bytes += pieces.randomElement(using: &generator)! }
+            var scanner = UTF8TextScanner()
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + Int.random(in: 0...5, using: &generator))
+                bytes[start..<end].withUnsafeBytes { scanner.feed($0) }
+                start = end
+            }
+            #expect(scanner.isWholeText == TypeSniffer.isUTF8Text(bytes, allowingCutEnd: false), "\(bytes)")
+        }
+    }
 }

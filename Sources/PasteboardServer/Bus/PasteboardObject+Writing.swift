@@ -27,27 +27,10 @@ extension PasteboardObject {
 
     /// Reads every descriptor on a transfer thread, then commits on the service queue.
     func writeItemsFd(_ call: MethodCall, _ arguments: [DBusValue]) {
-        let limit = service.limits.maxTransfers
-        let perClient = Self.transfersPerClient(of: limit)
         let sender = call.sender
-        let admitted = transfersBySender.withLock { counts in
-            guard counts[sender, default: 0] < perClient else { return false }
-            counts[sender, default: 0] += 1
-            return true
-        }
-        guard admitted else {
-            return fail(call, .quotaExceeded("this client has \(perClient) transfers in progress already, the most one client may (a quarter of max-transfers); try again when one has finished"))
-        }
-        guard transfers.add(1, ordering: .relaxed).newValue <= limit else {
-            transfers.subtract(1, ordering: .relaxed)
-            releaseTransfer(of: sender)
-            return fail(call, .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished"))
-        }
+        if let refusal = admitTransfer(for: sender) { return fail(call, refusal) }
         Thread.detachNewThread { [self] in
-            defer {
-                transfers.subtract(1, ordering: .relaxed)
-                releaseTransfer(of: sender)
-            }
+            defer { releaseTransfer(of: sender) }
             let write: DescriptorWrite
             do throws(PasteboardError) {
                 let name = try Arguments.name(arguments[0])
@@ -82,10 +65,29 @@ extension PasteboardObject {
         max(1, limit / 4)
     }
 
+    /// Counts a transfer of `sender`'s in, or says why not (`QuotaExceeded`).
+    private func admitTransfer(for sender: String) -> PasteboardError? {
+        let limit = service.limits.maxTransfers
+        let perClient = Self.transfersPerClient(of: limit)
+        return transfers.withLock { transfers in
+            let own = transfers.bySender[sender, default: 0]
+            guard own < perClient else {
+                return .quotaExceeded("this client has \(perClient) transfers in progress already, the most one client may (a quarter of max-transfers); try again when one has finished")
+            }
+            guard transfers.total < limit else {
+                return .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished")
+            }
+            transfers.total += 1
+            transfers.bySender[sender] = own + 1
+            return nil
+        }
+    }
+
     private func releaseTransfer(of sender: String) {
-        transfersBySender.withLock { counts in
-            let left = counts[sender, default: 1] - 1
-            counts[sender] = left == 0 ? nil : left
+        transfers.withLock { transfers in
+            transfers.total -= 1
+            let left = transfers.bySender[sender, default: 1] - 1
+            transfers.bySender[sender] = left == 0 ? nil : left
         }
     }
 

@@ -22,10 +22,8 @@ final class PasteboardObject: DBusObject {
     let introspectionXML = String(decoding: PackageResources.org_pasteboardd_Pasteboard1_xml, as: UTF8.self)
     let service: PasteboardService
     let connection: Connection
-    let transfers = Atomic<UInt64>(0)
-    /// Transfers in progress by sender, each client holding at most
-    /// ``transfersPerClient(of:)`` of them.
-    let transfersBySender = Mutex<[String: UInt64]>([:])
+    /// Descriptor transfers in progress, in all and by sender (see ``admitTransfer(for:)``).
+    let transfers = Mutex<(total: UInt64, bySender: [String: UInt64])>((0, [:]))
     /// Calls handed to the service queue and not yet answered, by sender; a read skips the
     /// queue only when its sender has none.
     let queued = Mutex<[String: Int]>([:])

@@ -28,12 +28,7 @@ extension PasteboardService {
     /// log is applied after that, so that no row written before it still holds the promise,
     /// and then those rows are turned.
     func keepProvided(_ promise: Promise, _ payload: Payload) {
-        let data: ChangeRows.Representation.Data
-        switch payload {
-        case .inline(let bytes): data = .inline(bytes)
-        case .file(let blob) where blob.isOnDisk: data = .blob(blob.id)
-        default: return
-        }
+        guard let data = ChangeRows.Representation.Data(stored: payload) else { return }
         promise.keep(payload)
         queue.async { [self] in
             saveLoggedAside()

@@ -42,6 +42,18 @@ struct ChangeRows: Equatable, Sendable {
     let representations: [Representation]
 }
 
+extension ChangeRows.Representation.Data {
+    /// The row data of a payload the store holds: inline bytes, or a blob file of the store;
+    /// nil for data in memory only (a memfd) or not here yet (a promise).
+    init?(stored payload: Payload) {
+        switch payload {
+        case .inline(let bytes): self = .inline(bytes)
+        case .file(let blob) where blob.isOnDisk: self = .blob(blob.id)
+        default: return nil
+        }
+    }
+}
+
 extension ChangeRows {
     /// The rows of `change`. Concealed and transient contents stay off the disk: only their
     /// count is saved.
@@ -57,11 +69,8 @@ extension ChangeRows {
                     case .inline(let bytes): data = .inline(bytes)
                     case .file(let blob): data = .blob(blob.id)
                     case .promised(let promise):
-                        switch promise.kept {
-                        case .inline(let bytes)?: data = .inline(bytes)
-                        case .file(let blob)? where blob.isOnDisk: data = .blob(blob.id)
-                        default: data = .promised(provider: promise.bus + "/" + promise.provider, count: promise.count, item: promise.item)
-                        }
+                        data = promise.kept.flatMap(Representation.Data.init(stored:))
+                            ?? .promised(provider: promise.bus + "/" + promise.provider, count: promise.count, item: promise.item)
                     }
                     representations.append(Representation(
                         item: itemIndex, position: position, type: representation.type.rawValue, size: representation.size, data: data,

@@ -81,7 +81,7 @@ struct CopyJob: Job {
             // handed over as a file.
             let spool = try Self.spool(head, then: input)
             defer { close(spool.fd) }
-            let types = [Self.sniff(spool.fd, from: 0, count: spool.size)]
+            let types = [TypeSniffer.sniff(head, isText: spool.isText)]
             return try await send(file: spool.fd, from: 0, count: spool.size, types: types, to: server, options: options)
         }
         // Here the input is all in `head`, or its types were given.
@@ -139,8 +139,9 @@ struct CopyJob: Job {
     }
 
     /// `head`, then the rest of `input`, in an unnamed temporary file (in `TMPDIR`, else
-    /// `/var/tmp`, else memory) whose offset is back at its start; its descriptor and size.
-    static func spool(_ head: [UInt8], then input: Int32) throws -> (fd: Int32, size: Int) {
+    /// `/var/tmp`, else memory) whose offset is back at its start; its descriptor and size, and
+    /// whether all of it is UTF-8 text (checked as it passes).
+    static func spool(_ head: [UInt8], then input: Int32) throws -> (fd: Int32, size: Int, isText: Bool) {
         let directories = [getenv("TMPDIR").map { String(cString: $0) }, "/var/tmp", "/tmp"].compactMap { $0 }
         var fd: Int32 = -1
         for directory in directories where fd < 0 {
@@ -148,10 +149,12 @@ struct CopyJob: Job {
         }
         if fd < 0 { fd = memfd_create("pbctl-copy", cdbus_MFD_CLOEXEC) }
         guard fd >= 0 else { throw Failure(message: "cannot make a temporary file for the input: \(String(cString: strerror(errno)))", status: .ioError) }
-        switch Streaming.copy(from: input, to: fd, prefix: head, progress: Progress.onTerminal("read")) {
+        var scanner = UTF8TextScanner()
+        head.withUnsafeBytes { scanner.feed($0) }
+        switch Streaming.copy(from: input, to: fd, prefix: head, progress: Progress.onTerminal("read"), inspect: { scanner.feed($0) }) {
         case .all(let total):
             lseek(fd, 0, SEEK_SET)
-            return (fd, Int(total))
+            return (fd, Int(total), scanner.isWholeText)
         case .readFailed(let error):
             close(fd)
             throw Failure(message: "cannot read the input: \(String(cString: strerror(error)))", status: .ioError)
@@ -172,36 +175,20 @@ struct CopyJob: Job {
     }
 
     /// Whether `count` bytes of a file from `offset` are UTF-8 text, read a mebibyte at a time
-    /// (not mapped: a file cut short meanwhile would kill pbctl with `SIGBUS`). A sequence cut
-    /// by the end of a read is carried over to the next.
+    /// (not mapped: a file cut short meanwhile would kill pbctl with `SIGBUS`).
     static func isUTF8Text(_ fd: Int32, from offset: Int, count: Int) -> Bool {
-        let chunk = 1 << 20
-        var buffer = [UInt8](repeating: 0, count: chunk + 4)
-        var carried = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var scanner = UTF8TextScanner()
         var position = offset
         let end = offset + count
-        return buffer.withUnsafeMutableBytes { buffer in
-            while position < end {
-                let read = pread(fd, buffer.baseAddress! + carried, min(chunk, end - position), off_t(position))
-                if read < 0, errno == EINTR { continue }
-                // Cut short or unreadable: what was read decides, as the server reads no more.
-                guard read > 0 else { break }
-                position += read
-                var length = carried + read
-                carried = 0
-                if position < end {
-                    // Hold back a last sequence that may go on in the next read: its lead byte
-                    // and the continuation bytes after it.
-                    var back = 0
-                    while back < 3, back < length, buffer[length - 1 - back] & 0xC0 == 0x80 { back += 1 }
-                    if back < length, buffer[length - 1 - back] >= 0xC0 { carried = back + 1 }
-                    length -= carried
-                }
-                guard TypeSniffer.isUTF8Text(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), allowingCutEnd: false) else { return false }
-                if carried > 0 { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + length, byteCount: carried) }
-            }
-            return carried == 0 || TypeSniffer.isUTF8Text(UnsafeRawBufferPointer(rebasing: buffer[0..<carried]), allowingCutEnd: false)
+        while position < end {
+            let read = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, end - position), off_t(position)) }
+            if read < 0, errno == EINTR { continue }
+            // Cut short or unreadable: what was read decides, as the server reads no more.
+            guard read > 0 else { break }
+            buffer.withUnsafeBytes { scanner.feed(UnsafeRawBufferPointer(rebasing: $0[0..<read])) }
+            position += read
         }
+        return scanner.isWholeText
     }
-
 }

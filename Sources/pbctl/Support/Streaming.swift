@@ -17,9 +17,13 @@ enum Streaming {
         case writeFailed(Int32)
     }
 
-    /// Copies `source` to `destination` until the end of `source`.
+    /// Copies `source` to `destination` until the end of `source`; `inspect` sees every part
+    /// read (not `prefix`), in order.
     @discardableResult
-    static func copy(from source: Int32, to destination: Int32, prefix: [UInt8] = [], progress: Progress? = nil) -> Copied {
+    static func copy(
+        from source: Int32, to destination: Int32, prefix: [UInt8] = [], progress: Progress? = nil,
+        inspect: (UnsafeRawBufferPointer) -> Void = { _ in }
+    ) -> Copied {
         var total: UInt64 = 0
         if !prefix.isEmpty {
             guard writeAll(destination, prefix[...]) else { return .writeFailed(errno) }
@@ -34,6 +38,7 @@ enum Streaming {
                 return .readFailed(errno)
             }
             if count == 0 { break }
+            buffer.withUnsafeBytes { inspect(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             guard writeAll(destination, buffer[0..<count]) else { return .writeFailed(errno) }
             total += UInt64(count)
             progress?.update(total)
