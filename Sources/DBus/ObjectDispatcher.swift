@@ -29,8 +29,44 @@ enum ObjectDispatcher {
         }
         if call.hasInterface(properties) {
             answerProperties(call, object: object)
+        } else if !call.namesInterface, let standard = StandardMethod(member: member, signature: call.signature) {
+            answerWithoutInterface(call, standard, object: object)
         } else {
             object.handle(call)
+        }
+    }
+
+    /// The standard methods a call naming no interface may mean. The D-Bus specification lets a
+    /// caller leave the interface out, the service then choosing a method by its name: GDBus,
+    /// zbus and hand-made messages do so for `Ping` and `Get`. libdbus answers `Peer` only when
+    /// named, so such calls would otherwise reach the object's own interface and be refused.
+    /// Matched by signature too, so that an object's own method of the same name and other
+    /// arguments still gets its calls.
+    enum StandardMethod {
+        case ping, machineID, properties
+
+        init?(member: String, signature: String) {
+            switch (member, signature) {
+            case ("Ping", ""): self = .ping
+            case ("GetMachineId", ""): self = .machineID
+            case ("Get", "ss"), ("GetAll", "s"), ("Set", "ssv"): self = .properties
+            default: return nil
+            }
+        }
+    }
+
+    private static func answerWithoutInterface(_ call: MethodCall, _ standard: StandardMethod, object: any DBusObject) {
+        switch standard {
+        case .ping:
+            call.reply()
+        case .machineID:
+            guard let id = dbus_get_local_machine_id() else {
+                return call.fail(.failed("this machine has no D-Bus machine id"))
+            }
+            defer { dbus_free(id) }
+            call.reply([.string(String(cString: id))])
+        case .properties:
+            answerProperties(call, object: object)
         }
     }
 

@@ -258,6 +258,23 @@ struct MethodTests {
         #expect(id.count == 32)
     }
 
+    /// The D-Bus specification lets a call leave its interface out; GDBus and zbus do for
+    /// `Ping` and `Get`. Each such call gets the same answer as when it names its interface.
+    @Test func standardMethodsAnswerWithoutAnInterface() async throws {
+        let h = try await Harness()
+        #expect(try await h.call("Ping", interface: nil) == [])
+        let id = try await h.call("GetMachineId", interface: nil)
+        #expect(id == (try await h.call("GetMachineId", interface: "org.freedesktop.DBus.Peer")))
+        let version = try await h.call("Get", [.string(Harness.interface), .string("Version")], interface: nil)
+        #expect(version == [.variant(try await h.property("Version"))])
+        let all = try await h.call("GetAll", [.string(Harness.interface)], interface: nil)
+        #expect(all == (try await h.call("GetAll", [.string(Harness.interface)], interface: "org.freedesktop.DBus.Properties")))
+        #expect(all.first?.dictionaryEntries?.count ?? 0 >= 3)
+        await h.expectFailure("org.freedesktop.DBus.Error.PropertyReadOnly", "Set", [.string(Harness.interface), .string("Version"), .variant(.string("9"))], interface: nil)
+        // A name the standard interfaces have, with other arguments, is still the object's own.
+        await h.expectFailure("org.freedesktop.DBus.Error.UnknownMethod", "Ping", [.string("general")], interface: nil)
+    }
+
     @Test func unknownMethodsAndInterfacesAreRefused() async throws {
         let h = try await Harness()
         await h.expectFailure("org.freedesktop.DBus.Error.UnknownMethod", "Paste", [])
