@@ -53,6 +53,13 @@ public struct ArgumentReader: ~Copyable {
     /// Whether every value at this level has been read.
     public var isAtEnd: Bool { atEnd }
 
+    /// Passes over the value under the reader without reading it: an array or a string is
+    /// passed over in one step, whatever it holds, as its length leads it.
+    public mutating func skip() throws(DBusError) {
+        guard !atEnd else { throw .invalidArgs("expected a value, found the end of the arguments") }
+        advance()
+    }
+
     // MARK: Basic values
 
     public mutating func string() throws(DBusError) -> String {

@@ -16,7 +16,7 @@ public struct Limits: Sendable, Equatable {
         ("max-pasteboard-bytes", \.maxPasteboardBytes), ("max-items", \.maxItems), ("max-pasteboards", \.maxPasteboards),
         ("history-depth", \.historyDepth), ("max-history-bytes", \.maxHistoryBytes), ("max-types-per-item", \.maxTypesPerItem),
         ("transfer-idle-timeout-ms", \.transferIdleTimeoutMilliseconds), ("max-transfers", \.maxTransfers),
-        ("provider-timeout-ms", \.providerTimeoutMilliseconds),
+        ("provider-timeout-ms", \.providerTimeoutMilliseconds), ("max-request-types", \.maxRequestTypes),
     ]
 
     /// Defaults for a desktop: a 1 GiB image or video fits, a runaway client does not take the disk.
@@ -44,6 +44,9 @@ public struct Limits: Sendable, Equatable {
         "max-transfers": 64,
         // How long a promise's writer has to answer `Provide` before the read fails.
         "provider-timeout-ms": 5_000,
+        // Types one `AvailableType`, `CanRead` or `ReadBest` asks for: each costs a conformance
+        // lookup on the bus thread (ArgumentBounds).
+        "max-request-types": 1024,
     ]
 
     public init() {
@@ -68,6 +71,7 @@ public struct Limits: Sendable, Equatable {
     public private(set) var transferIdleTimeoutMilliseconds: UInt64 = 0
     public private(set) var maxTransfers: UInt64 = 0
     public private(set) var providerTimeoutMilliseconds: UInt64 = 0
+    public private(set) var maxRequestTypes: UInt64 = 0
 
     /// Applies one `KEY=VALUE` setting.
     ///

@@ -157,6 +157,51 @@ struct LimitTests {
         #expect(try await h.changeCount() == 1)
     }
 
+    @Test func maxRequestTypesBoundsWhatAReadAsksFor() async throws {
+        let h = try await Harness(limits: ["max-request-types=3"])
+        try await h.write([[("text/html", [1])]])
+        let three = ["image/png", "text/rtf", "text/plain"]
+        let four = three + ["text/html"]
+        #expect(try await h.availableType(three) == "text/plain")
+        #expect(try await h.canRead(three))
+        #expect(try await h.readBest(three).type == "text/html")
+        for (method, arguments) in [
+            ("AvailableType", [DBusValue.string("general"), .strings(four)]),
+            ("CanRead", [.string("general"), .strings(four)]),
+            ("ReadBest", [.string("general"), .uint32(0), .strings(four), .uint64(0)]),
+        ] {
+            let error = await h.expectFailure("InvalidArgument", method, arguments)
+            #expect(error?.message.contains("max-request-types") == true, "\(String(describing: error))")
+        }
+        let limits = try #require(try await h.property("Limits").dictionaryEntries)
+        #expect(limits.first { $0.key == .string("max-request-types") }?.value == .uint64(3))
+    }
+
+    /// A call of hundreds of thousands of elements is refused at the first one past its bound,
+    /// before the rest is decoded (the message says "more than": the full check would count
+    /// them all), and the first thing wrong still wins: the name, then a write's options.
+    @Test func hugeArraysAreRefusedAtTheirBound() async throws {
+        let h = try await Harness()
+        try await h.write(text: "kept")
+        let before = try await h.snapshot()
+        let many = 200_000
+        let types = DBusValue.strings((0..<many).map { "application/x-\($0)" })
+        let asked = await h.expectFailure("InvalidArgument", "AvailableType", [.string("general"), types])
+        #expect(asked?.message.contains("more than 1024 types") == true, "\(String(describing: asked))")
+        let items = Harness.inlineItems((0..<many).map { _ in [("text/plain", [])] })
+        let written = await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), items, Harness.options([])])
+        #expect(written?.message.contains("more than 1024 items") == true, "\(String(describing: written))")
+        let wide = Harness.inlineItems([(0..<many).map { ("application/x-\($0)", []) }])
+        let widened = await h.expectFailure("TooLarge", "WriteItems", [.string("general"), wide, Harness.options([])])
+        #expect(widened?.message.contains("more than 64 types") == true, "\(String(describing: widened))")
+        let promised = DBusValue.array(element: "as", [types])
+        await h.expectFailure("TooLarge", "WritePromised", [.string("general"), promised, Harness.options([])])
+        await h.expectFailure("InvalidName", "WriteItems", [.string(""), items, Harness.options([])])
+        await h.expectFailure("InvalidArgument", "WriteItems", [.string("general"), items, Harness.options([("odd", .boolean(true))])])
+        #expect(try await h.snapshot() == before)
+        #expect(try await h.changeCount() == 1)
+    }
+
     @Test func invalidLimitSettingsStopTheServerAtStart() async throws {
         let bus = try TestBus()
         let state = try Paths.temporaryDirectory()

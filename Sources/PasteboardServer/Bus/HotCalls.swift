@@ -18,8 +18,9 @@ struct InlineWrite {
 
     /// `(s name, aa{say} items, a{sv} options)`, read from the message; nil when a
     /// representation holds more than `largest` bytes, or all of them more than `total`, whose
-    /// bytes are then not copied (the write is not one for the bus thread).
-    static func read(_ message: Message, largest: Int = .max, total: Int = .max) throws(PasteboardError) -> InlineWrite? {
+    /// bytes are then not copied (the write is not one for the bus thread). Reading stops at the
+    /// first item or type past `bounds`, with its error.
+    static func read(_ message: Message, largest: Int = .max, total: Int = .max, bounds: ArgumentBounds? = nil) throws(PasteboardError) -> InlineWrite? {
         var name: PasteboardName?
         var items: [[(type: String, bytes: [UInt8])]] = []
         var options = WriteOptions()
@@ -30,8 +31,12 @@ struct InlineWrite {
                 let text = try reader.string()
                 name = try DBusError.carrying { () throws(PasteboardError) in try PasteboardName(validating: text) }
                 try reader.forEach { item throws(DBusError) in
+                    try DBusError.carrying { () throws(PasteboardError) in try bounds?.items(items.count + 1) }
                     var representations: [(type: String, bytes: [UInt8])] = []
+                    var types = 0
                     try item.forEach { entry throws(DBusError) in
+                        types += 1
+                        try DBusError.carrying { () throws(PasteboardError) in try bounds?.types(types, inItem: items.count) }
                         let type = try entry.string()
                         guard fits, let bytes = try entry.bytes(atMost: min(largest, room)) else {
                             fits = false

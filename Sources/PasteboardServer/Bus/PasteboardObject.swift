@@ -30,6 +30,8 @@ final class PasteboardObject: DBusObject {
     /// Calls waiting for ``drain()``, and whether a drain is scheduled or running.
     let intake = Mutex<(jobs: [Job], draining: Bool)>(([], false))
     let processIDs = ProcessIDs()
+    /// How many elements the arrays of a call may hold (see ``decodedArguments(_:_:)``).
+    let bounds: ArgumentBounds
     /// `general` and `primary` joined to the desktop's clipboard; nil with `--desktop off`.
     let desktop: DesktopBridge?
     /// Whether the pasteboards are shared with other servers through PostgreSQL.
@@ -42,6 +44,7 @@ final class PasteboardObject: DBusObject {
         self.connection = connection
         self.desktop = desktop
         isShared = shared != nil
+        bounds = ArgumentBounds(service.limits)
         service.perform { [weak self] in
             self?.service.onChange = { [weak self] change in
                 guard let self else { return }
@@ -83,16 +86,18 @@ final class PasteboardObject: DBusObject {
         }
         switch method {
         case .writeItemsFd:
-            writeItemsFd(call, call.arguments)
+            guard let arguments = decodedArguments(call, method) else { return }
+            writeItemsFd(call, arguments)
         case .writeItems where canWriteAtOnce(call):
             // Read straight from the message, its bytes copied only while they are few; a write
             // the bus thread may not answer (large, owner-only, or refused) is decoded again
             // for the queue, which answers it.
-            let small = try? InlineWrite.read(call.message, largest: Payload.inlineThreshold, total: Self.smallWriteBytes)
+            let small = try? InlineWrite.read(call.message, largest: Payload.inlineThreshold, total: Self.smallWriteBytes, bounds: bounds)
             guard let write = small ?? nil, !write.options.ownerOnly, writeAtOnce(call, { answer throws(PasteboardError) in
                 try self.write(write, answer, callerPID: nil)
             }) else {
-                return enqueue(method, call, call.arguments)
+                guard let arguments = decodedArguments(call, method) else { return }
+                return enqueue(method, call, arguments)
             }
         case .clearContents where canWriteAtOnce(call):
             let arguments = call.arguments
@@ -109,13 +114,27 @@ final class PasteboardObject: DBusObject {
                 fail(call, error)
             }
         case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
-            let arguments = call.arguments
+            guard let arguments = decodedArguments(call, method) else { return }
             answerOnBusThread(call, fallback: method) { answer, callerPID throws(PasteboardError) in
                 try self.answer(method, answer, arguments, callerPID: callerPID)
             }
         default:
-            enqueue(method, call, call.arguments)
+            guard let arguments = decodedArguments(call, method) else { return }
+            enqueue(method, call, arguments)
         }
+    }
+
+    /// The call's arguments, decoded once its arrays are known to be within ``bounds``; nil,
+    /// the call answered with the error, when one is not. Decoding an array costs the bus
+    /// thread a value for each element, which a hostile call could make millions.
+    private func decodedArguments(_ call: MethodCall, _ method: InterfaceMethod) -> [DBusValue]? {
+        do throws(PasteboardError) {
+            try bounds.check(call.message, method)
+        } catch {
+            fail(call, error)
+            return nil
+        }
+        return call.arguments
     }
 
     /// Answers a read on the bus thread. Owner-only data is answered here too when the caller's
