@@ -17,7 +17,9 @@ public protocol DBusObject: AnyObject, Sendable {
     /// ``MethodCall/fail(_:)`` from any thread.
     func handle(_ call: MethodCall)
 
-    /// Every property of `interface`, in a stable order, for `Get` and `GetAll`.
+    /// Every property of `interface`, in a stable order, for `Get` and `GetAll`. The
+    /// specification lets a caller give the empty name for any interface: an object whose
+    /// properties are all on one interface answers it with those.
     ///
     /// - Throws: `UnknownInterface` for an interface the object does not have.
     func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)]

@@ -95,6 +95,27 @@ struct HistoryTests {
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(7)])
     }
 
+    /// Current contents that `History` does not list (concealed, transient, cleared) leave the
+    /// whole depth to earlier generations; a listed write takes its place back.
+    @Test func hiddenContentsLeaveTheWholeDepthToEarlierOnes() async throws {
+        let h = try await Harness(limits: ["history-depth=3"])
+        for text in ["a", "b", "c"] { try await h.write(text: text) }
+        #expect(try await history(h).map(\.count) == [3, 2, 1])
+        try await h.write([[("text/plain", Array("secret".utf8))]], options: [("concealed", .boolean(true))])
+        #expect(try await history(h).map(\.count) == [3, 2, 1])
+        #expect(try await restore(h, 1) == 5)
+        #expect(try await h.readData("text/plain;charset=utf-8") == (5, Array("a".utf8)))
+        try await h.write([[("text/plain", Array("passing".utf8))]], options: [("transient", .boolean(true))])
+        #expect(try await history(h).map(\.count) == [5, 3, 2])
+        try await h.clear()
+        #expect(try await history(h).map(\.count) == [5, 3, 2])
+        try await h.server.restart()
+        #expect(try await history(h).map(\.count) == [5, 3, 2])
+        try await h.write(text: "d")
+        #expect(try await history(h).map(\.count) == [8, 5, 3])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(2)])
+    }
+
     /// Concealed and transient contents never enter it; owner-only ones do, and stay private
     /// (see ``OwnerOnlyTests``).
     @Test func secretsNeverEnterTheHistory() async throws {

@@ -271,6 +271,9 @@ struct MethodTests {
         #expect(all == (try await h.call("GetAll", [.string(Harness.interface)], interface: "org.freedesktop.DBus.Properties")))
         #expect(all.first?.dictionaryEntries?.count ?? 0 >= 3)
         await h.expectFailure("org.freedesktop.DBus.Error.PropertyReadOnly", "Set", [.string(Harness.interface), .string("Version"), .variant(.string("9"))], interface: nil)
+        // The empty interface name is "any interface" to the specification.
+        #expect(try await h.call("Get", [.string(""), .string("Version")], interface: "org.freedesktop.DBus.Properties") == version)
+        #expect(try await h.call("GetAll", [.string("")], interface: "org.freedesktop.DBus.Properties") == all)
         // A name the standard interfaces have, with other arguments, is still the object's own.
         await h.expectFailure("org.freedesktop.DBus.Error.UnknownMethod", "Ping", [.string("general")], interface: nil)
     }

@@ -331,9 +331,11 @@ final class PasteboardObject: DBusObject {
         "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Peer",
     ]
 
+    /// The properties of `interface`; the empty name, which the D-Bus specification lets a
+    /// caller give for "any interface", stands for the one interface here that has any.
     func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] {
         if Self.standardInterfaces.contains(interface) { return [] }
-        guard interface == Self.interface else { throw .unknownInterface("this object has no interface '\(interface)'") }
+        guard interface == Self.interface || interface.isEmpty else { throw .unknownInterface("this object has no interface '\(interface)'") }
         let names = await withCheckedContinuation { done in
             service.perform { done.resume(returning: self.service.names().map(\.rawValue)) }
         }

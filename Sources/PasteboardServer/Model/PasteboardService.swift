@@ -413,7 +413,7 @@ final class PasteboardService: @unchecked Sendable {
             pruned = []
         } else if old.entersHistory {
             // Concealed and transient contents never enter the history.
-            (entry.history, pruned) = history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), limits)
+            (entry.history, pruned) = history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), before: entry, limits)
             // Unless it alone is over the limits, and went at once.
             keepsPrevious = !entry.history.isEmpty
         } else {
@@ -438,13 +438,13 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// `history` with `newest` in front, cut to what `history-depth` and `max-history-bytes`
-    /// allow (``fitting(_:after:_:)``), and the counts of the generations dropped, oldest first,
+    /// allow (``fitting(_:after:current:_:)``), and the counts of the generations dropped, oldest first,
     /// as ``trimHistory(_:_:)`` gives them.
     ///
     /// Built as one new array: `history` is shared with the committed entry, so inserting into
     /// it would first copy it whole, only to drop its oldest generation again.
-    private static func history(_ history: [Generation], adding newest: Generation, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
-        let kept = fitting(history, after: newest, limits)
+    private static func history(_ history: [Generation], adding newest: Generation, before current: PasteboardEntry, _ limits: Limits) -> (history: [Generation], pruned: [UInt64]) {
+        let kept = fitting(history, after: newest, current: current, limits)
         guard kept > 0 else { return ([], history.reversed().map(\.count) + [newest.count]) }
         // Copied as a block (appending a slice copies element by element, through the
         // generic value witness: a tenth of a write's time with a full history).
@@ -463,7 +463,7 @@ final class PasteboardService: @unchecked Sendable {
     /// Drops the oldest generations until the history fits `history-depth` and
     /// `max-history-bytes`; returns their counts, oldest first.
     private static func trimHistory(_ entry: inout PasteboardEntry, _ limits: Limits) -> [UInt64] {
-        let kept = fitting(entry.history, after: nil, limits)
+        let kept = fitting(entry.history, after: nil, current: entry, limits)
         let pruned = entry.history.dropFirst(kept).reversed().map(\.count)
         entry.history.removeLast(entry.history.count - kept)
         return pruned
@@ -473,11 +473,14 @@ final class PasteboardService: @unchecked Sendable {
     /// `max-history-bytes`: the oldest go first, so what fits is the longest such run from the
     /// front.
     ///
-    /// `history-depth` counts the entries of `History`, the current contents among them: so
-    /// one fewer earlier generation is kept.
-    private static func fitting(_ history: [Generation], after newest: Generation?, _ limits: Limits) -> Int {
+    /// `history-depth` counts the entries of `History`, the `current` contents among them when
+    /// they appear there: so one fewer earlier generation is kept then. Contents that do not
+    /// appear (concealed, transient, cleared) leave the whole depth to earlier generations, so
+    /// that a password copied over three texts still leaves `History` its full length.
+    private static func fitting(_ history: [Generation], after newest: Generation?, current: PasteboardEntry, _ limits: Limits) -> Int {
         var kept = 0, bytes: UInt64 = 0
-        let earlier = limits.historyDepth > 0 ? limits.historyDepth - 1 : 0
+        let shown: UInt64 = current.entersHistory ? 1 : 0
+        let earlier = limits.historyDepth > shown ? limits.historyDepth - shown : 0
         func keeps(_ generation: Generation) -> Bool {
             guard UInt64(kept) < earlier, bytes + generation.byteCount <= limits.maxHistoryBytes else { return false }
             kept += 1
