@@ -62,6 +62,37 @@ struct PromiseTests {
         #expect(try await h.items().items.first?.sizes == [8, -1])
     }
 
+    /// Provided data counts toward `max-item-bytes` (the sum of an item's types) and
+    /// `max-pasteboard-bytes` like written data: what would go over is refused, not kept, and
+    /// the type stays listed.
+    @Test func providedDataIsBoundByTheLimitsOfWrittenData() async throws {
+        let h = try await Harness(limits: ["max-item-bytes=100", "max-pasteboard-bytes=150"])
+        let writer = try h.connect()
+        let sixty = [UInt8](repeating: 6, count: 60)
+        let provider = TestProvider(["text/plain": sixty, "text/html": sixty, "application/x-a": sixty, "application/x-big": [UInt8](repeating: 1, count: 101)])
+        try writer.export(provider, at: "/org/pasteboardd/Provider1")
+
+        // Two types of one item: 60 + 60 is over 100.
+        #expect(try await promise(h, [["text/plain", "text/html"]], by: writer) == 1)
+        #expect(try await h.readData("text/plain") == (1, sixty))
+        let item = await h.expectFailure("ProviderFailed", "ReadData", [.string("general"), .uint32(0), .string("text/html"), .uint64(0)])
+        #expect(item?.message.contains("max-item-bytes") == true, "\(String(describing: item))")
+        #expect(try await h.items().items.first?.sizes == [60, -1])
+        #expect(try await h.types().types == ["text/plain", "text/html"])
+
+        // One type over the limit alone.
+        #expect(try await promise(h, [["application/x-big"]], by: writer) == 2)
+        await h.expectFailure("ProviderFailed", "ReadData", [.string("general"), .uint32(0), .string("application/x-big"), .uint64(0)])
+
+        // Three items of 60: the third would make the pasteboard 180, over 150.
+        #expect(try await promise(h, [["application/x-a"], ["application/x-a"], ["application/x-a"]], by: writer) == 3)
+        #expect(try await h.readData("application/x-a", item: 0) == (3, sixty))
+        #expect(try await h.readData("application/x-a", item: 1) == (3, sixty))
+        let board = await h.expectFailure("ProviderFailed", "ReadData", [.string("general"), .uint32(2), .string("application/x-a"), .uint64(0)])
+        #expect(board?.message.contains("max-pasteboard-bytes") == true, "\(String(describing: board))")
+        #expect(try await h.items().items.map(\.sizes) == [[60], [60], [-1]])
+    }
+
     @Test func aWriterThatLeftOrNeverAnswersGivesProviderFailed() async throws {
         let h = try await Harness(limits: ["provider-timeout-ms=3000"])
         let silent = try h.connect()

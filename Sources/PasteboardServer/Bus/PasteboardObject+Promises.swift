@@ -20,9 +20,17 @@ extension PasteboardObject {
         }
     }
 
-    /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`), within
-    /// `provider-timeout-ms`.
+    /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`, or the
+    /// desktop app, or the server it was written on), within `provider-timeout-ms`. Data that
+    /// would make its item or pasteboard larger than the limits allow is refused, as a write of
+    /// it would be.
     func provide(_ promise: Promise) async throws -> Payload {
+        let payload = try await fetch(promise)
+        try service.checkRoom(for: promise, size: payload.size)
+        return payload
+    }
+
+    private func fetch(_ promise: Promise) async throws -> Payload {
         if promise.provider == DesktopBridge.provider {
             guard let desktop else {
                 throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app, and the desktop bridge is off; copy it again")
@@ -66,14 +74,13 @@ extension PasteboardObject {
         guard reply.signature == "ay", let bytes = reply.arguments().first?.bytesValue else {
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' answered Provide with '\(reply.signature)' instead of 'ay'")
         }
-        guard UInt64(bytes.count) <= limits.maxItemBytes else {
-            throw PasteboardError.providerFailed("the writer of '\(promise.name)' provided \(bytes.count) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
-        }
+        // Checked before it is kept: refused data must not reach the store.
+        try service.checkRoom(for: promise, size: UInt64(bytes.count))
         // Kept as the contents it stands for (stored, to be served after a restart too), unless
         // those must stay off the disk.
         let keeps = service.mayKeep(promise)
         let payload = try service.payloads.volatile(!keeps).payload(for: bytes)
-        if keeps { service.keepProvided(promise, payload) }
+        if keeps { await service.keepProvided(promise, payload) }
         return payload
     }
 }

@@ -21,23 +21,56 @@ extension PasteboardService {
         return entry.history.contains { holds($0.items) }
     }
 
+    /// Refuses `size` bytes provided for `promise` when they would make its item or its
+    /// pasteboard larger than `max-item-bytes` or `max-pasteboard-bytes` allow written data to
+    /// be: counted with the data already here for the contents holding the promise (the
+    /// current ones, else the generation of the history), a promise not yet provided counting
+    /// nothing. Safe from any thread.
+    func checkRoom(for promise: Promise, size: UInt64) throws(PasteboardError) {
+        guard let entry = entries.withLock({ $0[promise.name] }) else { return }
+        func isPromise(_ representation: Representation) -> Bool {
+            if case .promised(let held) = representation.payload { held === promise } else { false }
+        }
+        func holds(_ item: Item) -> Bool { item.representations.contains(where: isPromise) }
+        // Without the promise's own data, which may be counted already (kept before this check).
+        func others(_ item: Item) -> UInt64 {
+            item.representations.reduce(0) { $0 + (isPromise($1) ? 0 : $1.size) }
+        }
+        let items = entry.items.contains(where: holds) ? entry.items : entry.history.first { $0.items.contains(where: holds) }?.items ?? []
+        guard let index = items.firstIndex(where: holds) else { return }
+        let item = others(items[index]) + size
+        if item > limits.maxItemBytes {
+            throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make item \(index) hold \(item) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
+        }
+        let total = items.reduce(size) { $0 + others($1) }
+        if total > limits.maxPasteboardBytes {
+            throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make it hold \(total) bytes, over \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
+        }
+    }
+
     /// Stores `payload`, provided for `promise` (inline, or in a blob file of the store), in
-    /// every row of the promise; on the queue, after the changes the commit log holds.
+    /// every row of the promise; on the queue, after the changes the commit log holds, and
+    /// returns once it is stored.
     ///
     /// From ``Promise/keep(_:)`` on, a change's rows hold the data rather than the promise; the
     /// log is applied after that, so that no row written before it still holds the promise,
     /// and then those rows are turned.
-    func keepProvided(_ promise: Promise, _ payload: Payload) {
+    func keepProvided(_ promise: Promise, _ payload: Payload) async {
         guard let data = ChangeRows.Representation.Data(stored: payload) else { return }
         promise.keep(payload)
-        queue.async { [self] in
-            saveLoggedAside()
-            do {
-                try store.keepProvided(promise, data: data, size: payload.size)
-            } catch {
-                // The promise's own rows stay promises: after a restart the writer is asked
-                // again, as before the data was kept.
-                logger.error("store: could not keep the \(promise.type) data provided for '\(promise.name)': \(error)")
+        // Returns once stored, so that the reader it is for is answered only then: a crash
+        // after that answer finds the data kept.
+        await withCheckedContinuation { (stored: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                saveLoggedAside()
+                do {
+                    try store.keepProvided(promise, data: data, size: payload.size)
+                } catch {
+                    // The promise's own rows stay promises: after a restart the writer is asked
+                    // again, as before the data was kept.
+                    logger.error("store: could not keep the \(promise.type) data provided for '\(promise.name)': \(error)")
+                }
+                stored.resume()
             }
         }
     }
