@@ -218,6 +218,35 @@ struct SharedStoreTests {
         #expect(!everything.contains("hunter2") && !everything.contains("one-time"))
     }
 
+    @Test("Changes made while a host was not listening (its connection cut) are each announced there once it listens again, in count order")
+    func changesMissedWhileNotListening() async throws {
+        let hosts = try await TwoHosts()
+        let watcher = try hosts.b.watch("watch", "--json", "-p", "gap")
+        defer { watcher.stop() }
+        let primed = try await watcher.prime(hosts.b, name: "gap") { "{\"name\":\"gap\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
+        let start = try await hosts.b.changeCount("gap")
+        // B is held still while its listening connection is cut and A makes the changes: no
+        // notification reaches it, and it finds the connection gone when it runs again.
+        let b = try #require(hosts.b.server?.processIdentifier)
+        kill(b, SIGSTOP)
+        defer { kill(b, SIGCONT) }
+        _ = try await hosts.database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")
+        for index in 1...5 {
+            expectSuccess(try await hosts.a.pbctl("-p", "gap", "copy", "-t", index % 2 == 0 ? "text/html" : "text/plain", input: "\(index)"))
+        }
+        expectSuccess(try await hosts.a.pbctl("-p", "gap", "remove"))
+        expectSuccess(try await hosts.a.pbctl("-p", "gap", "copy", input: "again"))
+        kill(b, SIGCONT)
+        let lines = try await watcher.waitForLines(primed + 7)
+        #expect(Array(lines.dropFirst(primed)) == (1...5).map { index in
+            "{\"name\":\"gap\",\"count\":\(start + UInt64(index)),\"types\":[\"\(index % 2 == 0 ? "text/html" : "text/plain")\"]}"
+        } + [
+            "{\"name\":\"gap\",\"count\":\(start + 6),\"types\":[]}",
+            "{\"name\":\"gap\",\"count\":\(start + 7),\"types\":[\"text/plain;charset=utf-8\"]}",
+        ])
+        #expect(try await hosts.b.pbctl("-p", "gap", "history").out == (try await hosts.a.pbctl("-p", "gap", "history").out))
+    }
+
     @Test("The database going away fails changes at once with an error naming it; it heals by itself when the database returns")
     func databaseGoesAndComes() async throws {
         let hosts = try await TwoHosts()

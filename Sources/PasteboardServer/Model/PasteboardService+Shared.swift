@@ -13,12 +13,7 @@ extension PasteboardService {
         do {
             let count = try shared.run { () throws(SharedStoreError) in try await store.lock(name.rawValue) }
             guard let count else { return }
-            // Each change not heard of yet, in order (the database keeps the recent ones).
-            let local = entry(name).count
-            guard count > local else { return }
-            for missed in max(local + 1, count > UInt64(SharedStore.keptChanges) ? count - UInt64(SharedStore.keptChanges) + 1 : 1)...count where missed > entry(name).count {
-                takeIn(name, count: missed)
-            }
+            takeIn(name, upTo: count)
         } catch {
             // The change then fails to save, saying why.
         }
@@ -39,8 +34,8 @@ extension PasteboardService {
         do {
             let counts = try shared.run { () throws(SharedStoreError) in try await store.counts() }
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
-                guard let name = try? PasteboardName(validating: raw), count > entry(name).count else { continue }
-                takeIn(name)
+                guard let name = try? PasteboardName(validating: raw) else { continue }
+                takeIn(name, upTo: count)
             }
         } catch {
             logger.warning("store: could not catch up with \(store.location): \(error)")
@@ -48,11 +43,23 @@ extension PasteboardService {
     }
 
     /// Another server changed `name` to `count`: that change is taken in (announced with its
-    /// own count and types, so that watchers here see each change), unless this server has it
-    /// already.
+    /// own count and types, so that watchers here see each change), and any before it this
+    /// server missed, unless it has them already.
     func sharedChanged(_ name: PasteboardName, count: UInt64) {
-        guard count > entry(name).count else { return }
-        takeIn(name, count: count)
+        takeIn(name, upTo: count)
+    }
+
+    /// Takes in each change of `name` after this server's own count up to `count`, in order,
+    /// each announced with its own count and types: the database keeps the last
+    /// ``SharedStore/keptChanges`` of a name, so only changes older than those, missed while
+    /// not listening, go unannounced.
+    private func takeIn(_ name: PasteboardName, upTo count: UInt64) {
+        let local = entry(name).count
+        guard count > local else { return }
+        let oldestKept = count > UInt64(SharedStore.keptChanges) ? count - UInt64(SharedStore.keptChanges) + 1 : 1
+        for missed in max(local + 1, oldestKept)...count where missed > entry(name).count {
+            takeIn(name, count: missed)
+        }
     }
 
     /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it
