@@ -107,7 +107,8 @@ public final class PasteboardServer: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             lock = try StateLock(directory: directory)
-            service = try PasteboardService(store: try Store(directory: directory), limits: configuration.limits, logger: logger, busID: busID)
+            service = try PasteboardService(
+                store: try Store(directory: directory), limits: configuration.limits, logger: logger, busID: busID, sharesCounts: sharedStore != nil)
         } catch {
             // Two servers started together: the one that lost the directory may find the
             // name taken by now, which is what it should say.

@@ -24,6 +24,14 @@ final class TwoHosts: Sendable {
         a = try await PbctlHarness(store: database.url, gated: false)
         b = try await PbctlHarness(store: database.url, gated: false)
     }
+
+    /// A `pbctl watch --json` of `name` on B, primed: the lines it printed so far, and the
+    /// count it is at.
+    func watchOnB(_ name: String) async throws -> (watcher: Watcher, primed: Int, start: UInt64) {
+        let watcher = try b.watch("watch", "--json", "-p", name)
+        let primed = try await watcher.prime(b, name: name) { "{\"name\":\"\(name)\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
+        return (watcher, primed, try await b.changeCount(name))
+    }
 }
 
 /// Two servers, each on a bus of its own (two "hosts"), sharing one real PostgreSQL started by
@@ -62,10 +70,8 @@ struct SharedStoreTests {
     @Test("Each change of a run that a host hears of at once is announced there once, in count order, with its types")
     func everyChangeAnnounced() async throws {
         let hosts = try await TwoHosts()
-        let watcher = try hosts.b.watch("watch", "--json", "-p", "burst")
+        let (watcher, primed, start) = try await hosts.watchOnB("burst")
         defer { watcher.stop() }
-        let primed = try await watcher.prime(hosts.b, name: "burst") { "{\"name\":\"burst\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
-        let start = try await hosts.b.changeCount("burst")
         let writer = try Connection.connect(address: hosts.a.bus.address)
         defer { writer.close() }
         // B is held still while A makes the changes: it then hears of all of them at once.
@@ -216,15 +222,24 @@ struct SharedStoreTests {
         expectSuccess(try await hosts.b.pbctl("types"), stdout: "")
         let everything = try await hosts.database.query("SELECT encode(data, 'escape') FROM representations")
         #expect(!everything.contains("hunter2") && !everything.contains("one-time"))
+
+        // Restarted, A holds the pasteboard empty at the same count, as B does (the counts are
+        // the database's: A may not move one on by itself), and follows B's next change.
+        hosts.a.server?.kill9()
+        try await hosts.a.server?.restart()
+        #expect(try await hosts.a.changeCount() == count + 1)
+        #expect(try await hosts.a.pbctl("paste").status == 1)
+        expectSuccess(try await hosts.b.pbctl("copy", input: "after the restart"))
+        _ = try await hosts.a.waitForCount(above: count + 1)
+        expectSuccess(try await hosts.a.pbctl("paste"), stdout: "after the restart")
+        #expect(try await hosts.a.changeCount() == count + 2)
     }
 
     @Test("Changes made while a host was not listening (its connection cut) are each announced there once it listens again, in count order")
     func changesMissedWhileNotListening() async throws {
         let hosts = try await TwoHosts()
-        let watcher = try hosts.b.watch("watch", "--json", "-p", "gap")
+        let (watcher, primed, start) = try await hosts.watchOnB("gap")
         defer { watcher.stop() }
-        let primed = try await watcher.prime(hosts.b, name: "gap") { "{\"name\":\"gap\",\"count\":\($0),\"types\":[\"text/plain;charset=utf-8\"]}" }
-        let start = try await hosts.b.changeCount("gap")
         // B is held still while its listening connection is cut and A makes the changes: no
         // notification reaches it, and it finds the connection gone when it runs again.
         let b = try #require(hosts.b.server?.processIdentifier)

@@ -67,8 +67,11 @@ final class PasteboardService: @unchecked Sendable {
     let turn = Mutex<Void>(())
     private static let queueKey = DispatchSpecificKey<Bool>()
 
-    /// - Parameter busID: The id of the bus the server is on, which promises are tied to.
-    init(store: Store, limits: Limits, logger: Logger, busID: String) throws {
+    /// - Parameters:
+    ///   - busID: The id of the bus the server is on, which promises are tied to.
+    ///   - sharesCounts: Whether the counts are those of a store shared with other servers
+    ///     (``SharedSync``), which this server may not move on by itself at start.
+    init(store: Store, limits: Limits, logger: Logger, busID: String, sharesCounts: Bool = false) throws {
         self.busID = busID
         self.store = store
         self.limits = limits
@@ -87,7 +90,7 @@ final class PasteboardService: @unchecked Sendable {
         if let problem = store.logProblem {
             logger.warning("store: no commit log (\(problem)); every change is committed to the database before it is answered")
         }
-        var loaded = try store.load()
+        var loaded = try store.load(movingOn: !sharesCounts)
         for problem in loaded.problems {
             logger.error("store: \(problem)")
         }
@@ -105,7 +108,7 @@ final class PasteboardService: @unchecked Sendable {
         for name in loaded.vanished {
             try store.save(name, loaded.entries[name]!)
         }
-        changedAtStart = loaded.vanished.sorted { $0.rawValue < $1.rawValue }.map { Change(name: $0, count: loaded.entries[$0]!.count, types: [], removed: false) }
+        changedAtStart = sharesCounts ? [] : loaded.vanished.sorted { $0.rawValue < $1.rawValue }.map { Change(name: $0, count: loaded.entries[$0]!.count, types: [], removed: false) }
         var referenced = loaded.uncheckedBlobs
         Self.forEachBlob(in: loaded.entries) { referenced.insert($0.id) }
         entries.withLock { $0 = loaded.entries }

@@ -15,7 +15,7 @@ extension Store {
         var entries: [PasteboardName: PasteboardEntry] = [:]
         var problems: [String] = []
         /// Pasteboards whose concealed or transient contents were lost with the last run; their
-        /// count has been moved on by one and must be saved.
+        /// count has been moved on by one (unless loaded for a shared store) and must be saved.
         var vanished: [PasteboardName] = []
         /// Rows whose blob file is missing or truncated, left out (and reported): deleted, so
         /// the loss is reported once.
@@ -33,7 +33,11 @@ extension Store {
         let position: Int64
     }
 
-    func load() throws -> Loaded {
+    /// - Parameter movingOn: Whether contents lost with the last run (concealed or transient)
+    ///   move their pasteboard's count on by one, a change of their own. On a store shared
+    ///   with other servers they do not: counts are the database's, which never had those
+    ///   contents (the other servers hold the pasteboard empty at that count already).
+    func load(movingOn: Bool = true) throws -> Loaded {
         try database.read { db in
             var loaded = Loaded()
             if let result = try String.fetchOne(db, sql: "PRAGMA quick_check"), result != "ok" {
@@ -54,7 +58,7 @@ extension Store {
                 if row[5] as Bool {
                     // Concealed or transient contents did not survive the restart: that is a
                     // change, so readers holding the old count see it.
-                    entry.count += 1
+                    if movingOn { entry.count += 1 }
                     loaded.vanished.append(name)
                 }
                 loaded.entries[name] = entry
