@@ -102,6 +102,7 @@ public final class PasteboardServer: Sendable {
         }
         var directory = configuration.stateDirectory
         if case .sqlite(let folder?) = configuration.store { directory = folder }
+        if let sharedStore { directory = sharedStore.localFolder(in: configuration.stateDirectory) }
         let lock: StateLock
         let service: PasteboardService
         do {

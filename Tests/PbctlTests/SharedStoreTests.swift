@@ -369,6 +369,46 @@ struct SharedStoreTests {
         #expect(environment.err.contains("sqlite:FOLDER or postgresql://"), "\(environment.err)")
     }
 
+    @Test("A server's local copy is its database's own: the SQLite pasteboards of its state directory, or another database's, are never served as the shared ones")
+    func localCopyIsTheDatabases() async throws {
+        let pass = await PbctlHarness.pass()
+        defer { withExtendedLifetime(pass) {} }
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory("shared-local")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        func pbctl(_ arguments: String..., input: String = "") async throws -> Outcome {
+            try await runPbctl(["--address", bus.address] + arguments, input: Data(input.utf8))
+        }
+        func serve(_ store: String, _ body: () async throws -> Void) async throws {
+            let server = try await TestServer(bus: bus, stateDirectory: state, store: store)
+            try await body()
+            #expect(server.terminate() == 0)
+        }
+        try await serve("sqlite:" + state) {
+            expectSuccess(try await pbctl("copy", input: "kept on this machine"))
+            expectSuccess(try await pbctl("-p", "mine", "copy", input: "mine"))
+        }
+        let first = try await TestPostgres()
+        try await serve(first.url) {
+            #expect(try await pbctl("paste").status == 1)
+            expectSuccess(try await pbctl("count"), stdout: "0\n")
+            expectSuccess(try await pbctl("list"), stdout: "")
+            expectSuccess(try await pbctl("copy", input: "shared"))
+        }
+        let second = try await TestPostgres()
+        try await serve(second.url) {
+            expectSuccess(try await pbctl("count"), stdout: "0\n")
+            expectSuccess(try await pbctl("list"), stdout: "")
+        }
+        try await serve(first.url) {
+            expectSuccess(try await pbctl("paste"), stdout: "shared")
+        }
+        try await serve("sqlite:" + state) {
+            expectSuccess(try await pbctl("paste"), stdout: "kept on this machine")
+            expectSuccess(try await pbctl("-p", "mine", "paste"), stdout: "mine")
+        }
+    }
+
     @Test("--store sqlite:FOLDER keeps the pasteboards in that folder")
     func sqliteFolder() async throws {
         let folder = try Paths.temporaryDirectory("sqlite-store")

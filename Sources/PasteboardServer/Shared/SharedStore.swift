@@ -15,7 +15,7 @@ import Glibc
 /// that only listens; either is opened again after a failure.
 final class SharedStore: Sendable {
     static let channel = "pasteboardd"
-    static let schemaVersion = 3
+    static let schemaVersion = 4
     /// How many recent changes of each pasteboard the database keeps, so that a server that
     /// hears of several at once takes each in, in order.
     static let keptChanges: Int64 = 64
@@ -25,6 +25,10 @@ final class SharedStore: Sendable {
     let location: PostgresLocation
     /// This server, in the notifications it sends (so it skips its own).
     let origin: String
+    /// The database's own id, made with its tables (a database made again has another): the
+    /// name of the folder of each server's local copy of it (``localFolder(in:)``).
+    var id: String { storeID.withLock { $0 } }
+    private let storeID = Mutex<String>("")
     private let logger: Logger
     private let connection = Mutex<PostgresConnection?>(nil)
     /// Whether ``lock(_:)`` opened a transaction that ``commit(_:)`` or ``release()`` ends.
@@ -43,17 +47,26 @@ final class SharedStore: Sendable {
     ///   wrong, the database does not exist.
     static func open(_ location: PostgresLocation, origin: String, logger: Logger) async throws(SharedStoreError) -> SharedStore {
         let store = SharedStore(location: location, origin: origin, logger: logger)
-        try await store.withConnection { connection in
+        let id = try await store.withConnection { connection in
             try await connection.withTransaction(logger: store.logger) { connection in
                 try await store.migrate(connection, location: location)
             }
         }
+        store.storeID.withLock { $0 = id }
         return store
     }
 
+    /// Where a server whose state directory is `stateDirectory` keeps its local copy of this
+    /// database (its history, the contents that stay home): a folder of its own, so that
+    /// neither the pasteboards of the SQLite store kept there nor those of another database
+    /// are taken for this one's.
+    func localFolder(in stateDirectory: String) -> String {
+        stateDirectory + "/shared/" + id
+    }
+
     /// Creates the tables, or checks their version; one server at a time (servers started
-    /// together would otherwise create them twice).
-    private func migrate(_ connection: PostgresConnection, location: PostgresLocation) async throws {
+    /// together would otherwise create them twice). Returns the database's id.
+    private func migrate(_ connection: PostgresConnection, location: PostgresLocation) async throws -> String {
         // Keyed by the database as well: advisory locks are the whole PostgreSQL server's, and
         // servers of other databases on it (the tests' dozens) need not wait for each other.
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock), hashtext(current_database()))", logger: logger)
@@ -100,6 +113,13 @@ final class SharedStore: Sendable {
         } else if version < Self.schemaVersion {
             try await connection.query("UPDATE pasteboardd_schema SET version = \(Self.schemaVersion)", logger: logger)
         }
+        // 4: an id of the database's own, for the folder of each server's local copy.
+        try await connection.query("ALTER TABLE pasteboardd_schema ADD COLUMN IF NOT EXISTS id text", logger: logger)
+        try await connection.query("""
+            UPDATE pasteboardd_schema SET id = md5(random()::text || clock_timestamp()::text || current_database()) WHERE id IS NULL
+            """, logger: logger)
+        let ids = try await connection.query("SELECT id FROM pasteboardd_schema", logger: logger).collect()
+        return try ids.first?.decode(String.self) ?? ""
     }
 
     /// The advisory lock (with the database's name) that makes one server at a time create or
