@@ -50,16 +50,19 @@ extension PasteboardService {
     }
 
     /// Takes in each change of `name` after this server's own count up to `count`, in order,
-    /// each announced with its own count and types: the database keeps the last
-    /// ``SharedStore/keptChanges`` of a name, so only changes older than those, missed while
-    /// not listening, go unannounced.
+    /// each announced with its own count and types: those the database keeps (the last
+    /// ``SharedStore/keptChanges`` of a name, none before its last `Remove`), else the latest
+    /// alone.
     private func takeIn(_ name: PasteboardName, upTo count: UInt64) {
+        guard let shared else { return }
         let local = entry(name).count
         guard count > local else { return }
-        let oldestKept = count > UInt64(SharedStore.keptChanges) ? count - UInt64(SharedStore.keptChanges) + 1 : 1
-        for missed in max(local + 1, oldestKept)...count where missed > entry(name).count {
+        let store = shared.store
+        let kept = (try? shared.run { () throws(SharedStoreError) in try await store.changes(of: name.rawValue, after: local) }) ?? []
+        for missed in kept where missed <= count && missed > entry(name).count {
             takeIn(name, count: missed)
         }
+        if count > entry(name).count { takeIn(name, count: count) }
     }
 
     /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it

@@ -29,13 +29,18 @@ final class Promise: Sendable {
     /// Whether the provided data is in the store too (``keep(_:)``).
     private let isKept = Atomic<Bool>(false)
 
-    init(provider: String, bus: String, name: PasteboardName, count: UInt64, item: UInt32, type: PasteboardType) {
+    /// The size of the data, where known before it is fetched: large data another server wrote,
+    /// kept in chunks in the shared database.
+    let size: UInt64?
+
+    init(provider: String, bus: String, name: PasteboardName, count: UInt64, item: UInt32, type: PasteboardType, size: UInt64? = nil) {
         self.provider = provider
         self.bus = bus
         self.name = name
         self.count = count
         self.item = item
         self.type = type
+        self.size = size
     }
 
     /// The data, once provided.

@@ -164,6 +164,20 @@ final class SharedStore: Sendable {
         }
     }
 
+    /// The changes of `name` after `count` the database keeps, oldest first: each of the last
+    /// ``keptChanges``, but those before a `Remove`, which drops them.
+    func changes(of name: String, after count: UInt64) async throws(SharedStoreError) -> [UInt64] {
+        try await withConnection { connection in
+            var counts: [UInt64] = []
+            let rows = try await connection.query(
+                "SELECT count FROM generations WHERE name = \(name) AND count > \(Int64(clamping: count)) ORDER BY count", logger: logger)
+            for try await count in rows.decode(Int64.self) {
+                counts.append(UInt64(count))
+            }
+            return counts
+        }
+    }
+
     /// One pasteboard as of change `count` (while the database keeps it; nil: its current
     /// contents), and its items.
     func load(_ name: String, count wanted: UInt64? = nil) async throws(SharedStoreError) -> Row? {
@@ -284,8 +298,9 @@ final class SharedStore: Sendable {
                     """, logger: logger)
             }
         }
-        // Changes older than the kept ones go, and the chunks only they used.
-        let oldest = count - Self.keptChanges
+        // Changes older than the kept ones go, and the chunks only they used; a `Remove` drops
+        // every earlier one (the contents and the history go with it).
+        let oldest = row.listed ? count - Self.keptChanges : count - 1
         try await connection.query("DELETE FROM generations WHERE name = \(row.name) AND count <= \(oldest)", logger: logger)
         var dropped: [String] = []
         let gone = try await connection.query("DELETE FROM representations WHERE name = \(row.name) AND count <= \(oldest) RETURNING blob", logger: logger)

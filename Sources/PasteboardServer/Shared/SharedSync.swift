@@ -191,7 +191,16 @@ final class SharedSync: Sendable {
         var payload = representation.payload
         if case .promised(let promise) = payload {
             guard let resolved = promise.resolved else {
-                return .init(type: representation.type.rawValue, data: nil, promiseProvider: promise.provider, promiseBus: promise.bus)
+                // What this server took from the database (a restored generation, say) goes
+                // back as the database had it: large data as its chunks, another server's
+                // promise with that server's bus, neither as a promise of this server's.
+                if promise.bus.hasPrefix(Self.chunksBusPrefix) {
+                    return .init(
+                        type: representation.type.rawValue, data: nil, promiseProvider: nil, promiseBus: nil,
+                        blob: String(promise.bus.dropFirst(Self.chunksBusPrefix.count)), size: promise.size)
+                }
+                let bus = promise.bus.hasPrefix(Self.remoteBusPrefix) ? String(promise.bus.dropFirst(Self.remoteBusPrefix.count)) : promise.bus
+                return .init(type: representation.type.rawValue, data: nil, promiseProvider: promise.provider, promiseBus: bus)
             }
             payload = resolved
         }
@@ -220,7 +229,8 @@ final class SharedSync: Sendable {
                     payload = try payloads.payload(for: data)
                 } else if let chunks = representation.blob {
                     payload = .promised(Promise(
-                        provider: "postgresql", bus: Self.chunksBusPrefix + chunks, name: name, count: row.count, item: UInt32(index), type: type))
+                        provider: "postgresql", bus: Self.chunksBusPrefix + chunks, name: name, count: row.count, item: UInt32(index), type: type,
+                        size: representation.size))
                 } else {
                     payload = .promised(Promise(
                         provider: representation.promiseProvider ?? "", bus: Self.remoteBusPrefix + (representation.promiseBus ?? ""),
