@@ -53,9 +53,12 @@ public final class Connection: Sendable {
     ///   for the bus anyway saves the thread's start and two thread hops per call.
     public static func connect(address: String?, awaitingName: Bool, drivenByCaller: Bool = false) throws(DBusError) -> Connection {
         guard let address = address ?? sessionBusAddress() else {
+            // The path tried, as it is on this machine (or that none could be, without the variable).
+            let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) } ?? ""
+            let tried = runtime.isEmpty ? "XDG_RUNTIME_DIR is not set either" : "\(runtime)/bus is not a bus socket"
             throw DBusError(
                 name: "org.freedesktop.DBus.Error.NoServer",
-                message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+                message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(tried)")
         }
         return try Connection(address: address, awaitingName: awaitingName, drivenByCaller: drivenByCaller)
     }

@@ -51,6 +51,29 @@ struct CopyOptionTests {
         #expect(try await world.changeCount() >= count + 1)
     }
 
+    /// A stream over 1 MiB without `-t` is held until its end to be typed: in a temporary
+    /// file of `TMPDIR`, but in memory only for a copy that must not reach a disk.
+    @Test(arguments: ["--concealed", "--transient", nil])
+    func aLargeStreamIsHeldOffTheDiskWhenItMustBe(_ flag: String?) async throws {
+        let world = try await PbctlHarness()
+        let temporary = try Paths.temporaryDirectory("spool")
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        // pbctl's descriptors, looked at while the stream is held open after its 2 MB.
+        let script = """
+            ( (head -c 2000000 /dev/zero | tr '\\0' a; sleep 2) | "$PBCTL" --address "$BUS" copy $FLAG ) &
+            sleep 1
+            ls -l /proc/*/fd 2>/dev/null | grep -c "$TMP" || true
+            wait
+            """
+        let result = try await runProgram("/bin/sh", ["-c", script], environment: [
+            "PBCTL": try Paths.product("pbctl"), "BUS": world.bus.address, "FLAG": flag ?? "", "TMP": temporary, "TMPDIR": temporary,
+        ], timeout: .seconds(30))
+        #expect(result.status == 0, "\(result)")
+        let held = Int(result.out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(flag == nil ? held > 0 : held == 0, "descriptors into TMPDIR: \(result.out)")
+        #expect(try await world.pbctl("paste").stdout.count == 2_000_000)
+    }
+
     @Test func expires() async throws {
         let world = try await PbctlHarness()
         let start = ContinuousClock.now

@@ -132,6 +132,11 @@ struct ExitStatusTests {
 
     @Test func noSessionBus() async throws {
         let result = try await runPbctl(["count"], environment: ["XDG_RUNTIME_DIR": ""])
-        expect(result, status: 69, stdout: "", stderr: "pbctl: cannot reach pasteboardd on the bus (none: DBUS_SESSION_BUS_ADDRESS is not set): no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist\n")
+        expect(result, status: 69, stdout: "", stderr: "pbctl: cannot reach pasteboardd on the bus (none: DBUS_SESSION_BUS_ADDRESS is not set): no session bus: DBUS_SESSION_BUS_ADDRESS is not set and XDG_RUNTIME_DIR is not set either\n")
+        // The path tried is named as it is.
+        let runtime = try Paths.temporaryDirectory("no-bus")
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        let missing = try await runPbctl(["count"], environment: ["XDG_RUNTIME_DIR": runtime])
+        expect(missing, status: 69, stdout: "", stderr: "pbctl: cannot reach pasteboardd on the bus (none: DBUS_SESSION_BUS_ADDRESS is not set): no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(runtime)/bus is not a bus socket\n")
     }
 }

@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Testing
 import TestSupport
@@ -162,19 +163,42 @@ struct WatchTests {
     /// fetched when its signal arrives.
     @Test func aSlowCommandStillGetsEachChangesData() async throws {
         let world = try await PbctlHarness()
-        let file = try temporaryFile(Data(), "pbctl-watch-exec")
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let script = #"sleep 0.5; printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
-        let watcher = try world.watch("-p", "slow", "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        let (watcher, skipped, count) = try await CountAndData.watch("slow", in: world, after: 0.5)
         defer { watcher.stop() }
-        let skipped = try await watcher.prime(world, name: "slow") { "\($0) ready" }
-        let count = try await world.changeCount("slow")
         for index in 1...5 {
             expectSuccess(try await world.pbctl("-p", "slow", "copy", input: "data \(index)"))
             try await Task.sleep(for: .milliseconds(100))
         }
         let lines = try await watcher.waitForLines(skipped + 5)
         #expect(Array(lines.dropFirst(skipped)) == (1...5).map { "\(count + UInt64($0)) data \($0)" })
+    }
+
+    /// Past the changes whose data is fetched ahead (32), a change replaced before its turn
+    /// has no data left: its command still runs, with nothing on stdin, and stderr says so.
+    @Test func aChangeWhoseDataIsGoneIsSaidToBe() async throws {
+        let world = try await PbctlHarness()
+        let (watcher, skipped, count) = try await CountAndData.watch("burst", in: world, after: 0.05)
+        defer { watcher.stop() }
+        let writer = try Connection.connect(address: world.bus.address)
+        defer { writer.close() }
+        for index in 1...60 {
+            _ = try await writer.call(
+                destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+                method: "WriteItems", arguments: [
+                    .string("burst"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes(Array("data \(index)".utf8)))])]),
+                    .dictionary(key: "s", value: "v", []),
+                ])
+        }
+        let lines = Array(try await watcher.waitForLines(skipped + 60).dropFirst(skipped))
+        #expect(lines.count == 60)
+        #expect(lines.map { $0.prefix { $0 != " " } } == (1...60).map { "\(count + UInt64($0))" }[...].map { Substring($0) })
+        #expect(lines.last == "\(count + 60) data 60")
+        let empty = lines.filter { $0.hasSuffix(" ") }
+        #expect(!empty.isEmpty, "every change kept its data: \(lines)")
+        for line in empty {
+            let changed = line.dropLast()
+            #expect(watcher.errorText.contains("change \(changed) of 'burst' comes with no data on stdin"), "\(watcher.errorText)")
+        }
     }
 
     @Test func execWithSinceRunsForTheCurrentState() async throws {
@@ -210,5 +234,18 @@ struct WatchTests {
         expect(
             try await world.pbctl("watch", "--since", "0"), status: 69, stdout: "",
             stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd &`\n")
+    }
+}
+
+/// A primed `watch --exec` whose command waits a while, then writes a line of the change's
+/// count and its data to a file whose lines the watcher follows (deleted when it stops).
+enum CountAndData {
+    /// The watcher of `name`, the lines of its priming, and the count after it.
+    static func watch(_ name: String, in world: PbctlHarness, after seconds: Double) async throws -> (Watcher, Int, UInt64) {
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        let script = #"sleep \#(seconds); printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
+        let watcher = try world.watch("-p", name, "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        let skipped = try await watcher.prime(world, name: name) { "\($0) ready" }
+        return (watcher, skipped, try await world.changeCount(name))
     }
 }

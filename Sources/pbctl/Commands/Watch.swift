@@ -11,7 +11,8 @@ struct Watch: AsyncParsableCommand {
             script that restarts with the last count it saw misses nothing. With --exec, CMD runs \
             once per change (one at a time, in order) with the best data on stdin and \
             PASTEBOARD_NAME, PASTEBOARD_COUNT and PASTEBOARD_TYPES (space-separated) in its \
-            environment. Exits 69 when the bus goes away.
+            environment; a change replaced before its data could be read runs CMD with nothing \
+            on stdin, and says so on stderr. Exits 69 when the bus goes away.
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -79,7 +79,7 @@ struct CopyJob: Job {
         if !complete, types.isEmpty {
             // Its type is that of all of it: held in a file until its end, then sniffed and
             // handed over as a file.
-            let spool = try Self.spool(head, then: input)
+            let spool = try Self.spool(head, then: input, inMemory: options.concealed || options.transient)
             defer { close(spool.fd) }
             let types = [TypeSniffer.sniff(head, isText: spool.isText)]
             return try await send(file: spool.fd, from: 0, count: spool.size, types: types, to: server, options: options)
@@ -139,10 +139,11 @@ struct CopyJob: Job {
     }
 
     /// `head`, then the rest of `input`, in an unnamed temporary file (in `TMPDIR`, else
-    /// `/var/tmp`, else memory) whose offset is back at its start; its descriptor and size, and
-    /// whether all of it is UTF-8 text (checked as it passes).
-    static func spool(_ head: [UInt8], then input: Int32) throws -> (fd: Int32, size: Int, isText: Bool) {
-        let directories = [getenv("TMPDIR").map { String(cString: $0) }, "/var/tmp", "/tmp"].compactMap { $0 }
+    /// `/var/tmp`, else memory; `inMemory`, for data that must not reach a disk, in memory
+    /// only) whose offset is back at its start; its descriptor and size, and whether all of it
+    /// is UTF-8 text (checked as it passes).
+    static func spool(_ head: [UInt8], then input: Int32, inMemory: Bool = false) throws -> (fd: Int32, size: Int, isText: Bool) {
+        let directories = inMemory ? [] : [getenv("TMPDIR").map { String(cString: $0) }, "/var/tmp", "/tmp"].compactMap { $0 }
         var fd: Int32 = -1
         for directory in directories where fd < 0 {
             fd = open(directory, cdbus_O_TMPFILE | O_RDWR | O_CLOEXEC, 0o600)

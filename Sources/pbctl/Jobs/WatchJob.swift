@@ -110,7 +110,9 @@ struct WatchJob: Job {
     }
 
     /// The change's best data, for the command's stdin: nothing when it has no types (a clear,
-    /// a concealed write), or when it changed again or emptied before its data was asked for.
+    /// a concealed write), or when it changed again or emptied before its data was asked for,
+    /// which is said on stderr: the command then runs with no data, which it must not take for
+    /// empty data.
     private static func input(for change: Server.Change, _ server: Server) async -> ChildProcess.Input {
         guard !change.types.isEmpty else { return .nothing }
         do {
@@ -119,6 +121,8 @@ struct WatchJob: Job {
             case .descriptor(let fd): return .descriptor(fd)
             }
         } catch {
+            let reason = (error as? PasteboardError)?.code == .stale ? "it changed again before its data could be read" : "\(error)"
+            Output.error("change \(change.count) of '\(change.name)' comes with no data on stdin: \(reason)")
             return .nothing
         }
     }

@@ -30,9 +30,11 @@ final class Watcher: Sendable {
         child.send(Data())
     }
 
-    /// Kills the watcher (it never ends by itself) and waits until it is gone.
+    /// Kills the watcher (it never ends by itself) and waits until it is gone; the file its
+    /// lines were read from goes too.
     func stop() {
         child.kill()
+        if let file { try? FileManager.default.removeItem(atPath: file) }
     }
 
     /// The complete lines printed so far.
