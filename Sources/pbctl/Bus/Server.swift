@@ -144,6 +144,22 @@ final class Server: Sendable {
         }
     }
 
+    /// One element each time pasteboardd takes its name on the bus (started again, say), from
+    /// the moment this returns: the changes made while it was away were never signalled.
+    func restarts() async throws -> some AsyncSequence<Void, Never> & Sendable {
+        let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: PasteboardInterface.busName)
+        let signals: AsyncStream<Message>
+        do {
+            signals = try await connection.signals(matching: rule)
+        } catch {
+            throw translate(error)
+        }
+        return signals.compactMap { @Sendable signal -> Void? in
+            let arguments = signal.arguments()
+            return arguments.count == 3 && !(arguments[2].stringValue ?? "").isEmpty ? () : nil
+        }
+    }
+
     // MARK: Plumbing
 
     private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {

@@ -8,7 +8,9 @@ struct Watch: AsyncParsableCommand {
         discussion: """
             Each line is NAME COUNT TYPE..., or with --json {"name", "count", "types"}. With --since \
             COUNT, a line for the current state comes first when its count is above COUNT, so a \
-            script that restarts with the last count it saw misses nothing. With --exec, CMD runs \
+            script that restarts with the last count it saw misses nothing; so is a line for the \
+            current state of each pasteboard that changed while pasteboardd was away from the bus, \
+            when it is back. With --exec, CMD runs \
             once per change (one at a time, in order) with the best data on stdin and \
             PASTEBOARD_NAME, PASTEBOARD_COUNT and PASTEBOARD_TYPES (space-separated) in its \
             environment; a change replaced before its data could be read runs CMD with nothing \

@@ -18,13 +18,21 @@ struct WatchJob: Job {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
+        Output.endWhenTheReaderLeaves()
         try await Session.run(target) { server in
-            let changes = try await server.changes(of: all ? nil : target.pasteboard)
+            let signalled = try await server.changes(of: all ? nil : target.pasteboard)
+            let restarts = try await server.restarts()
             var reported: [String: UInt64] = [:]
             // Fail now (exit 69) when no server is there, rather than wait in silence.
-            _ = try await server.changeCount(target.pasteboard)
+            let start = try await server.changeCount(target.pasteboard)
+            let (all, target) = (all, target)
+            let watched: @Sendable () async throws -> [String] = { all ? try await server.listPasteboards() : [target.pasteboard] }
+            var known = [target.pasteboard: start]
+            if all {
+                for name in try await watched() { known[name] = try await server.changeCount(name) }
+            }
             if let since {
-                for name in all ? try await server.listPasteboards() : [target.pasteboard] {
+                for name in try await watched() {
                     let current = try await Self.currentState(of: name, server)
                     if current.count > since {
                         try await report(current, server)
@@ -32,6 +40,7 @@ struct WatchJob: Job {
                     }
                 }
             }
+            let changes = Self.merging(signalled, currentStatesAfter: restarts, of: watched, known: known, server)
             if exec.isEmpty {
                 for await change in changes where Self.isNew(change, &reported) {
                     try await report(change, server)
@@ -41,6 +50,42 @@ struct WatchJob: Job {
             }
             throw Failure(message: "lost the connection to the bus \(server.address)", status: .unavailable)
         }
+    }
+
+    /// The changes signalled, and after each start of the server (a restart, whose meanwhile
+    /// no signal told) the current state of each pasteboard watched whose count moved past the
+    /// last one `known` (at the watch's start, or signalled since), as `--since` reports it.
+    private static func merging(
+        _ signalled: some AsyncSequence<Server.Change, Never> & Sendable, currentStatesAfter restarts: some AsyncSequence<Void, Never> & Sendable,
+        of watched: @escaping @Sendable () async throws -> [String], known: [String: UInt64], _ server: Server
+    ) -> AsyncStream<Server.Change> {
+        let (merged, continuation) = AsyncStream<Server.Change>.makeStream()
+        let known = KnownCounts(known)
+        let signals = Task {
+            for await change in signalled {
+                known.counts.withLock { $0[change.name] = max($0[change.name] ?? 0, change.count) }
+                continuation.yield(change)
+            }
+            continuation.finish()
+        }
+        let catchUp = Task {
+            for await _ in restarts {
+                for name in (try? await watched()) ?? [] {
+                    guard let current = try? await currentState(of: name, server) else { continue }
+                    let moved = known.counts.withLock { known in
+                        guard current.count > known[name] ?? 0 else { return false }
+                        known[name] = current.count
+                        return true
+                    }
+                    if moved { continuation.yield(current) }
+                }
+            }
+        }
+        continuation.onTermination = { _ in
+            signals.cancel()
+            catchUp.cancel()
+        }
+        return merged
     }
 
     /// The current state of `name` as its `Changed` signal would tell it: concealed contents
@@ -139,5 +184,15 @@ struct WatchJob: Job {
         } catch {
             throw Failure(message: "cannot run \(exec.joined(separator: " ")): \(error)", status: .usage)
         }
+    }
+}
+
+/// The last count known of each pasteboard a watch follows, shared by the task that takes in
+/// signals and the one that looks again after a restart.
+private final class KnownCounts: Sendable {
+    let counts: Mutex<[String: UInt64]>
+
+    init(_ counts: [String: UInt64]) {
+        self.counts = Mutex(counts)
     }
 }

@@ -26,6 +26,22 @@ enum Output {
         exit(ExitStatus.ioError.rawValue)
     }
 
+    /// Ends pbctl, as a failed write would, as soon as the reader of stdout goes away, without
+    /// waiting for the next line to find it gone: `pbctl watch | head -1` then returns after
+    /// the first change, not after the second. A thread waits in `poll` for the error a pipe
+    /// reports to its writer once no reader is left (a file or a terminal never reports one).
+    static func endWhenTheReaderLeaves() {
+        try? Threads.detach {
+            var stdout = pollfd(fd: 1, events: 0, revents: 0)
+            while true {
+                let ready = poll(&stdout, 1, -1)
+                if ready < 0, errno == EINTR { continue }
+                guard ready > 0, stdout.revents & Int16(POLLERR) != 0 else { return }
+                stdoutFailed(EPIPE)
+            }
+        }
+    }
+
     static func error(_ message: String) {
         toStderr(Array("pbctl: \(message)\n".utf8))
     }
