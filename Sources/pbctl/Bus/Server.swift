@@ -133,13 +133,7 @@ final class Server: Sendable {
     /// moment this returns; they end when the connection is lost.
     func changes(of name: String?) async throws -> some AsyncSequence<Change, Never> & Sendable {
         let rule = MatchRule(sender: PasteboardInterface.busName, path: PasteboardInterface.objectPath, interface: PasteboardInterface.name, member: "Changed", arg0: name)
-        let signals: AsyncStream<Message>
-        do {
-            signals = try await connection.signals(matching: rule)
-        } catch {
-            throw translate(error)
-        }
-        return signals.compactMap { @Sendable signal -> Change? in
+        return try await signals(matching: rule).compactMap { @Sendable signal -> Change? in
             Change(signal)
         }
     }
@@ -148,19 +142,21 @@ final class Server: Sendable {
     /// the moment this returns: the changes made while it was away were never signalled.
     func restarts() async throws -> some AsyncSequence<Void, Never> & Sendable {
         let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: PasteboardInterface.busName)
-        let signals: AsyncStream<Message>
-        do {
-            signals = try await connection.signals(matching: rule)
-        } catch {
-            throw translate(error)
-        }
-        return signals.compactMap { @Sendable signal -> Void? in
+        return try await signals(matching: rule).compactMap { @Sendable signal -> Void? in
             let arguments = signal.arguments()
             return arguments.count == 3 && !(arguments[2].stringValue ?? "").isEmpty ? () : nil
         }
     }
 
     // MARK: Plumbing
+
+    private func signals(matching rule: MatchRule) async throws -> AsyncStream<Message> {
+        do {
+            return try await connection.signals(matching: rule)
+        } catch {
+            throw translate(error)
+        }
+    }
 
     private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         do {
