@@ -79,12 +79,13 @@ public protocol DesktopClipboard: AnyObject, Sendable {
     var selections: Set<DesktopSelection> { get }
 
     /// Makes pasteboardd the owner of `selection`, offering `offer` until another app takes it
-    /// or ``own(_:_:)`` or ``disown(_:)`` is called again. Returns at once; apps' requests are
+    /// or ``own(_:_:)`` or ``clear(_:)`` is called again. Returns at once; apps' requests are
     /// then answered through `offer.open`, off the display thread.
     func own(_ selection: DesktopSelection, _ offer: DesktopOffer)
 
-    /// Gives up `selection` if pasteboardd owns it: it becomes empty, as when an app quits.
-    func disown(_ selection: DesktopSelection)
+    /// Empties `selection`, whoever owns it (pasteboardd, or the app whose copy the pasteboard
+    /// no longer holds), as when its owner quits; the delegate is not told of it.
+    func clear(_ selection: DesktopSelection)
 
     /// Disconnects from the display; the delegate hears nothing more.
     func close()

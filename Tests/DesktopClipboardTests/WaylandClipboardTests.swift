@@ -112,7 +112,7 @@ struct WaylandClipboardTests {
         let fixture = try await WaylandFixture()
         fixture.clipboard.own(.clipboard, Self.offer(["text/plain"], data: Data("ours".utf8)))
         #expect(try await fixture.pasteOnceOwned(["-t", "text/plain"]).out == "ours")
-        fixture.clipboard.disown(.clipboard)
+        fixture.clipboard.clear(.clipboard)
         #expect(await eventually { (try? await fixture.paste(["-t", "text/plain"]).status) != 0 })
         try await Task.sleep(for: .milliseconds(300))
         #expect(fixture.recorder.changes(of: .clipboard).count == 1)

@@ -150,12 +150,29 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "x-kde-passwordManagerHint"), stdout: "secret")
         expectSuccess(try await desktop.world.pbctl("history"), stdout: "")
 
-        expectSuccess(try await desktop.world.pbctl("copy", "--transient", input: "one-time code"))
-        try await waitUntilEmpty(desktop)
+        // Transient contents: see DesktopTests.
         expectSuccess(try await desktop.world.pbctl("copy", input: "visible"))
         try await desktop.waitUntilOffered("UTF8_STRING")
         try await desktop.world.writeItems("general", [[(type: "text/plain", data: Data("mine".utf8))]], options: [("owner-only", .boolean(true))])
-        try await waitUntilEmpty(desktop)
+        try await desktop.waitUntilEmpty()
+    }
+
+    @Test("What was read of a desktop copy is kept: after kill -9 it is pasted, and offered to the desktop, though its app has quit")
+    func readDesktopDataIsKept() async throws {
+        let desktop = try await X11World()
+        // Over 64 KiB: kept in a blob file of the store.
+        let data = randomBytes(100_000)
+        let (app, count) = try await desktop.copyWithXclip(data, type: "application/x-kept")
+        #expect(try await desktop.world.pbctl("paste", "-t", "application/x-kept").stdout == data)
+        app.kill()
+        let server = try #require(desktop.world.server)
+        server.kill9()
+        try await server.restart()
+        let pasted = try await desktop.world.pbctl("paste", "-t", "application/x-kept")
+        #expect(pasted.status == 0 && pasted.stdout == data, "\(pasted.err)")
+        #expect(try await desktop.world.changeCount() == count)
+        try await desktop.waitUntilOffered("application/x-kept")
+        #expect(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "application/x-kept").stdout == data)
     }
 
     @Test("A desktop copy carrying the password manager hint is stored concealed")
@@ -248,13 +265,6 @@ struct DesktopX11Tests {
     }
 
     /// Waits until the clipboard has no owner (xclip -o then fails).
-    private func waitUntilEmpty(_ desktop: X11World) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try await desktop.xclip("-selection", "clipboard", "-o").status == 0 {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("the clipboard still has an owner") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }
 
 /// A desktop app that does not care what others copy.

@@ -102,11 +102,11 @@ final class SelectionSession {
         clearing.remove(selection)
     }
 
-    /// Clears `selection` if our source is it.
-    func disown(_ selection: DesktopSelection) {
-        guard !ended, let source = owned[selection] else { return }
+    /// Clears `selection`, ours or an app's (data-control lets any client unset it).
+    func clear(_ selection: DesktopSelection) {
+        guard !ended else { return }
         dataControl.setSelection(device, selection, source: nil)
-        forget(source)
+        if let source = owned[selection] { forget(source) }
         clearing.insert(selection)
     }
 

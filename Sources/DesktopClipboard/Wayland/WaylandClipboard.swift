@@ -89,8 +89,8 @@ public final class WaylandClipboard: DesktopClipboard {
         loop.submit { session in session.own(selection, offer) }
     }
 
-    public func disown(_ selection: DesktopSelection) {
-        loop.submit { session in session.disown(selection) }
+    public func clear(_ selection: DesktopSelection) {
+        loop.submit { session in session.clear(selection) }
     }
 
     public func close() {

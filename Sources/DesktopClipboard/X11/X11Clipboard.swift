@@ -31,7 +31,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// What pasteboardd offers on a selection it owns, and since when (the ICCCM has requests
     /// made before that refused).
     var owned: [DesktopSelection: (offer: DesktopOffer, since: xcb_timestamp_t)] = [:]
-    /// Selections pasteboardd gave up itself: the "no owner" that follows is its own doing.
+    /// Selections pasteboardd emptied itself: the "no owner" that follows is its own doing.
     var disowning: Set<DesktopSelection> = []
     /// Counts the owners each selection has had, so that work for an earlier one is dropped.
     var generations: [DesktopSelection: UInt64] = [:]
@@ -118,9 +118,11 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    public func disown(_ selection: DesktopSelection) {
+    public func clear(_ selection: DesktopSelection) {
         loop.submit { [self] in
-            guard owned.removeValue(forKey: selection) != nil else { return }
+            owned.removeValue(forKey: selection)
+            // An app that owns it is told by the X server (SelectionClear), as when another app
+            // takes it; the "no owner" that follows is ours, not an app's quitting.
             disowning.insert(selection)
             xcb_set_selection_owner(display.connection, xcb_window_t(XCB_NONE), selectionAtoms[selection]!, display.serverTime())
         }

@@ -192,7 +192,10 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     /// A desktop copy's data, asked of the app that copied it (a promise of ``provider``).
     func provide(_ promise: Promise) async throws -> Payload {
         let imported = Self.selection(of: promise.name).flatMap { selection in state.withLock { $0.imports[selection] } }
-        guard promise.bus == token, let imported, imported.count == promise.count, let sourceType = imported.sourceTypes[promise.type] else {
+        guard promise.bus == token else {
+            throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app before pasteboardd last started, and nobody had read it; copy it again")
+        }
+        guard let imported, imported.count == promise.count, let sourceType = imported.sourceTypes[promise.type] else {
             throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app that has since quit or copied something else before anyone read it; copy it again")
         }
         let limits = service.limits
@@ -203,17 +206,39 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         } catch {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' did not provide its \(promise.type) data: \(error.description)")
         }
+        let providerFirst = limits.providerTimeoutMilliseconds <= limits.transferIdleTimeoutMilliseconds
+        // Kept as the contents it stands for, as a bus writer's data is, unless those must stay
+        // off the disk (a password manager's copy).
+        let keeps = service.mayKeep(promise)
         let reader = DescriptorReader(
-            payloads: service.payloads.volatile(true), maxBytes: limits.maxItemBytes,
-            idleTimeoutMilliseconds: Int32(clamping: min(limits.providerTimeoutMilliseconds, limits.transferIdleTimeoutMilliseconds)))
-        let payload = try await TransferThread.run { () throws(PasteboardError) in
-            try reader.read(TransferSource(data.rawValue), label: "the desktop's \(promise.type) data")
+            payloads: service.payloads.volatile(!keeps), maxBytes: limits.maxItemBytes,
+            idleTimeoutMilliseconds: Int32(clamping: min(limits.providerTimeoutMilliseconds, limits.transferIdleTimeoutMilliseconds)),
+            idleLimitName: providerFirst ? "provider-timeout-ms" : "transfer-idle-timeout-ms")
+        let payload: Payload
+        do {
+            payload = try await TransferThread.run { () throws(PasteboardError) in
+                try reader.read(TransferSource(data.rawValue), label: "the desktop's \(promise.type) data")
+            }
+        } catch {
+            throw Self.sendingFailed(error, promise)
         }
         // The data ended where the app closed its end, which quitting halfway also does.
         guard await imported.source.isStillTheSelection() else {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' quit or copied something else while its \(promise.type) data was read; copy it again")
         }
+        // Checked before it is kept: refused data must not reach the store.
+        try service.checkRoom(for: promise, size: payload.size)
+        if keeps { await service.keepProvided(promise, payload) }
         return payload
+    }
+
+    /// What reading a desktop app's data failed with, as the reader's error: the app's doing
+    /// (it went silent, or its end failed) is `ProviderFailed`, as for any promise; data over
+    /// the limit stays `TooLarge`.
+    private static func sendingFailed(_ error: any Error, _ promise: Promise) -> any Error {
+        guard let error = error as? PasteboardError, error.code != .tooLarge else { return error }
+        let reason = error.message.components(separatedBy: "; write all data").first ?? error.message
+        return PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' did not send its \(promise.type) data: \(reason)")
     }
 
     // MARK: Pasteboards → desktop
@@ -225,43 +250,47 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         service.perform { [self] in
             // Read once published; a later change, if any, is offered by its own turn.
             let entry = service.entry(change.name)
-            guard entry.count == change.count, !isImport(entry) else { return }
+            guard entry.count == change.count, !isCurrentImport(entry, of: selection) else { return }
             offer(selection, entry, fetchedOnly: false)
         }
     }
 
-    /// Offers `entry`'s first item on `selection`, or gives the selection up when there is
-    /// nothing the desktop may have: empty, owner-only or transient contents.
+    /// Offers `entry`'s first item on `selection`, or empties the selection when there is
+    /// nothing the desktop may have: empty, owner-only or transient contents, or an app's copy
+    /// none of whose data was fetched (once pasteboardd owns the selection, that app can no
+    /// longer be asked: a restored copy, say).
     ///
-    /// - Parameter fetchedOnly: Leave out the desktop copy's data that was never fetched (its
-    ///   app quit, or the display was away).
+    /// - Parameter fetchedOnly: Whether the offer follows the desktop rather than a change (the
+    ///   app that owned the selection quit, or the display came back): the selection is then
+    ///   left as it is when there is nothing to offer.
     private func offer(_ selection: DesktopSelection, _ entry: PasteboardEntry, fetchedOnly: Bool) {
         guard let clipboard = state.withLock({ $0.clipboard }) else { return }
         let name = Self.name(of: selection)
         let transient = entry.isVolatile && !entry.isConcealed
-        guard let item = entry.items.first, !entry.hasOwnerOnlyItems, !transient else {
-            // Nothing the desktop may have: give the selection up (after an app quit, it is
-            // nobody's already).
-            if !fetchedOnly { clipboard.disown(selection) }
-            return
-        }
         // A desktop copy's data that was never fetched cannot be any more; a bus writer's
         // promise still can.
-        let types = item.representations.filter { representation in
-            guard fetchedOnly, case .promised(let promise) = representation.payload, promise.provider == Self.provider else { return true }
+        let types = (entry.hasOwnerOnlyItems || transient ? nil : entry.items.first)?.representations.filter { representation in
+            guard case .promised(let promise) = representation.payload, promise.provider == Self.provider else { return true }
             return promise.resolved != nil
-        }.map(\.type)
-        guard !types.isEmpty else { return }
+        }.map(\.type) ?? []
+        guard !types.isEmpty else {
+            // Nothing the desktop may have: it must not go on pasting what the pasteboard no
+            // longer holds (after an app quit, it is nobody's already).
+            if !fetchedOnly { clipboard.clear(selection) }
+            return
+        }
         let count = entry.count
         clipboard.own(selection, DesktopOffer(types: DesktopTypes.offered(types, concealed: entry.isConcealed)) { [self] type in
             try await open(name, count: count, type: type)
         })
     }
 
-    /// Whether `entry` is a desktop copy this run imported (never offered back).
-    private func isImport(_ entry: PasteboardEntry) -> Bool {
-        guard let first = entry.items.first?.representations.first, case .promised(let promise) = first.payload else { return false }
-        return promise.bus == token
+    /// Whether `entry` is the desktop copy `selection` holds now, imported this run: its app
+    /// owns the selection, and it is never offered back. (A restored desktop copy is a change
+    /// of its own, and is offered.)
+    private func isCurrentImport(_ entry: PasteboardEntry, of selection: DesktopSelection) -> Bool {
+        guard let first = entry.items.first?.representations.first, case .promised(let promise) = first.payload, promise.bus == token else { return false }
+        return state.withLock { $0.imports[selection]?.count } == entry.count
     }
 
     /// The data of `type` (as the desktop names it) of the change `count` of `name`: a

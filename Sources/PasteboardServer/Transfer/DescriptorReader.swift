@@ -20,6 +20,8 @@ struct DescriptorReader {
     let payloads: PayloadWriter
     let maxBytes: UInt64
     let idleTimeoutMilliseconds: Int32
+    /// The limit `idleTimeoutMilliseconds` comes from, as errors name it.
+    var idleLimitName = "transfer-idle-timeout-ms"
 
     /// Reads `source` to its end; `label` names it in errors.
     func read(_ source: TransferSource, label: String) throws(PasteboardError) -> Payload {
@@ -122,7 +124,7 @@ struct DescriptorReader {
             if ready > 0 { return }
             if ready < 0, errno == EINTR { continue }
             if ready == 0 {
-                throw .invalidArgument("no data arrived for \(label) in \(idleTimeoutMilliseconds) ms (transfer-idle-timeout-ms); write all data and close the descriptor")
+                throw .invalidArgument("no data arrived for \(label) in \(idleTimeoutMilliseconds) ms (\(idleLimitName)); write all data and close the descriptor")
             }
             throw .invalidArgument("the descriptor for \(label) cannot be polled (\(String(cString: strerror(errno))))")
         }

@@ -9,9 +9,9 @@ final class WaylandWorld: Sendable {
     let sway: HeadlessSway
     let world: PbctlHarness
 
-    init() async throws {
+    init(limits: [String] = []) async throws {
         sway = try HeadlessSway()
-        world = try await PbctlHarness(desktop: DesktopDisplay(mode: "wayland", environment: sway.environment))
+        world = try await PbctlHarness(limits: limits, desktop: DesktopDisplay(mode: "wayland", environment: sway.environment))
         try await world.waitUntilBridged(to: "Wayland")
     }
 
