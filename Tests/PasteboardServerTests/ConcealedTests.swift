@@ -45,7 +45,7 @@ struct ConcealedTests {
         let largeControl = uniqueMarker("plain-large-control")
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(payload(repeating: largeControl, count: 100_000)))]], to: "large-control")
         let inBlob = StateFiles.holding(largeControl, under: h.server.stateDirectory)
-        #expect(inBlob.contains { $0.hasPrefix("blobs/") }, "the large plain control is not found in a blob file: \(inBlob)")
+        #expect(inBlob.contains { $0.contains("blobs/") }, "the large plain control is not found in a blob file: \(inBlob)")
 
         // Inline, small and over 64 KiB (which the store would keep in a file of its own) ...
         let small = Array(secret.utf8)
@@ -72,8 +72,9 @@ struct ConcealedTests {
         try await h.server.restart()
         StateFiles.expectAbsent(secret, from: h.server, "after the restart")
         #expect(try await h.readData(Self.text) == (2, "plain".bytes))
-        // The secret vanished with the restart: a change, so its count moved on by one.
-        #expect(try await h.types("fd") == (2, []))
+        // The secret vanished with the restart: a change, so its count moved on by one (on a
+        // shared store, whose counts only the database moves, it stays).
+        #expect(try await h.types("fd") == (h.server.sharesCounts ? 1 : 2, []))
         #expect(try await h.readData(Self.text, in: "control") == (1, Array(control.utf8)))
         // A clean stop writes nothing of it either.
         #expect(h.server.terminate() == 0)

@@ -169,27 +169,27 @@ extension StressTests {
             try await h.write([[("text/plain;charset=utf-8", "before".bytes), ("application/x-large", large)]])
             try await h.writeFd([[("image/png", try Descriptors.file(large))]], to: "find")
             let before = [try await h.snapshot(), try await h.snapshot("find")]
-            let blobsBefore = Self.blobFiles(h.server.stateDirectory)
+            let blobsBefore = Self.blobFiles(h.server.storeDirectory)
             #expect(blobsBefore.count == 2, "\(blobsBefore)")
 
             let (transfer, feeder) = try Self.startEndlessTransfer(h)
             #expect(await eventually(timeout: .seconds(10)) { feeder.written > 1 << 20 }, "the server does not read the stream")
             // The server is writing the stream to a blob file by now, one without a name until
             // the transfer completes: none shows in the folder.
-            #expect(Self.blobFiles(h.server.stateDirectory) == blobsBefore)
+            #expect(Self.blobFiles(h.server.storeDirectory) == blobsBefore)
 
             #expect(h.server.terminate() == 0, "\(h.server.log)")
             let result = await transfer.result
             #expect(throws: (any Error).self, "the interrupted write succeeded") { try result.get() }
             #expect(await feeder.wait(timeout: .seconds(5)), "the writer still writes")
             // The interrupted transfer wrote to an unnamed file: nothing of it is left.
-            #expect(Self.blobFiles(h.server.stateDirectory) == blobsBefore, "a clean stop leaves the interrupted transfer's file behind")
+            #expect(Self.blobFiles(h.server.storeDirectory) == blobsBefore, "a clean stop leaves the interrupted transfer's file behind")
 
             try await h.server.restart()
             #expect(try await h.snapshot() == before[0])
             #expect(try await h.snapshot("find") == before[1])
             #expect(try await h.listPasteboards().sorted() == ["find", "general"])
-            #expect(Self.blobFiles(h.server.stateDirectory) == blobsBefore)
+            #expect(Self.blobFiles(h.server.storeDirectory) == blobsBefore)
             try await expectNoStrayBlobs(h, "after the restart")
         }
 
@@ -216,7 +216,7 @@ extension StressTests {
         /// Every file in the blob folder is one the store refers to, and every file it refers to
         /// is there (read from the database, with Python's sqlite3, while the server runs).
         func expectNoStrayBlobs(_ h: Harness, _ label: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-            let state = h.server.stateDirectory
+            let state = h.server.storeDirectory
             let database = try #require(
                 try FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasSuffix(".sqlite") }, "no database in the state directory",
                 sourceLocation: sourceLocation)

@@ -33,7 +33,7 @@ struct FailedCommitTests {
             print('locked', flush=True)
             time.sleep(float(sys.argv[2]))
             c.execute('ROLLBACK')
-            """, h.server.stateDirectory + "/pasteboards.sqlite", String(seconds), h.server.stateDirectory + "/commits.log"])
+            """, h.server.storeDirectory + "/pasteboards.sqlite", String(seconds), h.server.storeDirectory + "/commits.log"])
         locker.send(Data())
         try #require(await eventually(timeout: .seconds(10)) { locker.stdout.starts(with: Array("locked".utf8)) })
         return locker

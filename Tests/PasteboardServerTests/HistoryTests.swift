@@ -161,7 +161,7 @@ struct HistoryTests {
         #expect(h.server.terminate() == 0)
 
         // The same store under a history of three entries: trimmed at start, and for good.
-        let lower = try await TestServer(bus: h.bus, stateDirectory: h.server.stateDirectory, limits: ["history-depth=3"])
+        let lower = try await TestServer(bus: h.bus, stateDirectory: h.server.stateDirectory, limits: ["history-depth=3"], store: h.server.store)
         #expect(try await history(h).map(\.count) == [6, 5, 4])
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(3)])
         #expect(lower.terminate() == 0)

@@ -185,7 +185,7 @@ struct PromiseTests {
         #expect(h.server.terminate() == 0)
 
         let later = try TestBus()
-        let server = try await TestServer(bus: later, stateDirectory: h.server.stateDirectory)
+        let server = try await TestServer(bus: later, stateDirectory: h.server.stateDirectory, store: h.server.store)
         defer { _ = server.terminate() }
         let reader = try Connection.connect(address: later.address)
         defer { reader.close() }
@@ -219,7 +219,7 @@ struct PromiseTests {
         #expect(try await h.call("History", [.string("general"), .uint32(0)]).first?.arrayValue?.isEmpty == true)
         h.server.kill9()
         try await h.server.restart()
-        #expect(try await h.types() == (2, []))
+        #expect(try await h.types() == (h.server.sharesCounts ? 1 : 2, []))
     }
 
     @Test func malformedPromisesAreRefused() async throws {

@@ -33,6 +33,20 @@ public final class TestServer: Sendable {
     public let store: String?
     /// Variables added to the server's environment.
     public let environment: [String: String]
+
+    /// Whether the server's counts are those of a PostgreSQL store shared with others.
+    public var sharesCounts: Bool { store?.hasPrefix("postgresql") ?? false }
+
+    /// Where the server's SQLite store lives (its database, commit log and blob files): the
+    /// state directory, the folder of `--store sqlite:FOLDER`, or for a PostgreSQL store the
+    /// local copy's folder under `shared/` of the state directory (once the server has made it).
+    public var storeDirectory: String {
+        if let store, store.hasPrefix("sqlite:") { return String(store.dropFirst("sqlite:".count)) }
+        guard sharesCounts else { return stateDirectory }
+        let shared = stateDirectory + "/shared"
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: shared)) ?? []
+        return folders.count == 1 ? shared + "/" + folders[0] : stateDirectory
+    }
     private let logPath: String
     private let ownsStateDirectory: Bool
     /// The running server; nil once it has been stopped.
