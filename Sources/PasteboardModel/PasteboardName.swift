@@ -7,8 +7,10 @@ import Darwin
 /// The name of a pasteboard: the key under which its contents are kept.
 ///
 /// A valid name is 1 to 255 bytes of UTF-8 with no control characters (U+0000–U+001F,
-/// U+007F–U+009F). The bound keeps names usable as keys in storage and in messages; the ban
-/// on control characters keeps them printable in `pbctl list` and in logs.
+/// U+007F–U+009F) and no Unicode noncharacters (U+FDD0–U+FDEF, U+nFFFE, U+nFFFF). The bound
+/// keeps names usable as keys in storage and in messages; the ban on control characters keeps
+/// them printable in `pbctl list` and in logs; the ban on noncharacters keeps every D-Bus
+/// client able to read them (sd-bus refuses a message holding one).
 ///
 /// ```swift
 /// try PasteboardName(validating: "general")        // ok
@@ -83,6 +85,7 @@ public struct PasteboardName: Hashable, Sendable, CustomStringConvertible {
         // Byte by byte (every name of every call passes here): C0 controls and DEL are single
         // bytes, C1 controls (U+0080–U+009F) are 0xC2 followed by 0x80–0x9F.
         var previous: UInt8 = 0
+        var mayHoldNoncharacters = false
         for (offset, byte) in name.utf8.enumerated() {
             let isC0 = byte < 0x20 || byte == 0x7F
             let isC1 = previous == 0xC2 && (0x80...0x9F).contains(byte)
@@ -91,8 +94,23 @@ public struct PasteboardName: Hashable, Sendable, CustomStringConvertible {
                     "The pasteboard name \(MessageText.quoted(name)) contains the control character "
                         + "\(MessageText.codePoint(UInt32(byte))) at byte \(isC0 ? offset : offset - 1); \(rule).")
             }
+            // Noncharacters are U+FDD0–U+FDEF and the last two of each plane: their UTF-8 starts
+            // with 0xEF or a four-byte lead.
+            mayHoldNoncharacters = mayHoldNoncharacters || byte >= 0xEF
             previous = byte
         }
+        if mayHoldNoncharacters, let scalar = name.unicodeScalars.first(where: isNoncharacter) {
+            throw .invalidName(
+                "The pasteboard name \(MessageText.quoted(name)) contains the Unicode noncharacter \(MessageText.codePoint(scalar.value)), "
+                    + "which D-Bus clients built on systemd's sd-bus cannot read: listed, it would fail ListPasteboards for all of them; \(rule).")
+        }
+    }
+
+    /// Whether `scalar` is one of Unicode's 66 noncharacters (U+FDD0–U+FDEF, U+nFFFE, U+nFFFF):
+    /// the D-Bus specification allows them since 0.21, but sd-bus, which follows the older rule,
+    /// refuses a whole message that holds one.
+    private static func isNoncharacter(_ scalar: Unicode.Scalar) -> Bool {
+        (0xFDD0...0xFDEF).contains(scalar.value) || scalar.value & 0xFFFE == 0xFFFE
     }
 }
 

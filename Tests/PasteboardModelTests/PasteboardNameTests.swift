@@ -15,6 +15,8 @@ struct PasteboardNameTests {
             "📋 clips",
             "tab-free\u{A0}nbsp",
             "~!@#$%^&*()",
+            // Around the noncharacters: the characters just beside them are fine.
+            "\u{FDCF}\u{FDF0}\u{FFFD}\u{EFFF}\u{1FFFD}\u{10FFFD}",
             String(repeating: "x", count: 255),
             String(repeating: "日", count: 85),  // 255 bytes
         ])
@@ -39,6 +41,13 @@ struct PasteboardNameTests {
             "next line\u{85}",
             "c1 end\u{9F}",
             "\u{1F}",
+            // Unicode noncharacters, which sd-bus refuses in a message.
+            String(Unicode.Scalar(UInt32(0xFFFF))!),
+            "x" + String(Unicode.Scalar(UInt32(0xFFFE))!),
+            String(Unicode.Scalar(UInt32(0xFDD0))!) + " first",
+            "last " + String(Unicode.Scalar(UInt32(0xFDEF))!),
+            "plane 1 " + String(Unicode.Scalar(UInt32(0x1FFFF))!),
+            "plane 16 " + String(Unicode.Scalar(UInt32(0x10FFFE))!),
         ])
     func invalid(name: String) {
         let error = #expect(throws: PasteboardError.self) { try PasteboardName(validating: name) }
