@@ -138,6 +138,18 @@ struct DeclaredTypeTests {
         #expect(lines.contains("mime-type: text/html"))
         #expect(lines.contains("supertypes: text/plain application/octet-stream"))
         #expect(lines.contains("declared-in: /usr/share/mime/text/html.xml"))
+        // An identifier is shown as copy takes it: public.utf8-plain-text is UTF-8 text, a
+        // subtype of text/plain; the two URL identifiers keep their own names.
+        for (asked, mime, supertypes) in [
+            ("public.utf8-plain-text", "text/plain;charset=utf-8", "text/plain application/octet-stream"),
+            ("text/plain;charset=utf-8", "text/plain;charset=utf-8", "text/plain application/octet-stream"),
+            ("public.file-url", "text/uri-list", "text/plain application/octet-stream"),
+        ] {
+            let shown = String(decoding: try await world.pbctl("types", "show", asked, environment: data.environment).stdout, as: UTF8.self).split(separator: "\n")
+            #expect(shown.first == "identifier: \(asked.contains("/") ? "public.utf8-plain-text" : asked)", "\(shown)")
+            #expect(shown.contains(Substring("mime-type: \(mime)")), "\(shown)")
+            #expect(shown.contains(Substring("supertypes: \(supertypes)")), "\(shown)")
+        }
 
         expect(
             try await world.pbctl("types", "show", "com.example.nothing", environment: data.environment), status: 1,
@@ -167,11 +179,14 @@ struct DeclaredTypeTests {
         expectSuccess(try await world.pbctl("paste"), stdout: "kept")
     }
 
-    @Test("undeclaring what is not declared exits 1; a system declaration without root's rights exits 74")
+    @Test("undeclaring what is not declared exits 1, and what is no identifier 65; a system declaration without root's rights exits 74")
     func undeclareAndRights() async throws {
         let data = try DataDirectories()
         let world = try await PbctlHarness(server: false)
         expect(try await world.pbctl("types", "undeclare", "com.example.todo", environment: data.environment), status: 1)
+        let path = try await world.pbctl("types", "undeclare", "../evil", environment: data.environment)
+        expect(path, status: 65, stdout: "")
+        #expect(String(decoding: path.stderr, as: UTF8.self).contains("is not a type identifier"), "\(path)")
         // A folder no one may write in, root included: a file where the folder should be.
         try Data().write(to: URL(fileURLWithPath: data.root + "/system/mime"))
         let result = try await world.pbctl(Self.declare + ["--system"], environment: data.environment)

@@ -94,6 +94,8 @@ public struct TypeDeclarationInstaller: Sendable {
     ///   it (the message names where it is declared, if anywhere), or as ``declare(_:scope:)``.
     @discardableResult
     public func undeclare(identifier: String, scope: Scope) throws(TypeDeclarationError) -> String {
+        // What is no identifier (`../x`) is refused as such, not looked for.
+        try TypeDeclaration.validate(identifier: identifier)
         let directory = dataDirectory(scope)
         let mimeFolder = directory + "/mime"
         guard let declaration = DeclaredTypes(directories: [directory]).declaration(forIdentifier: identifier),

@@ -11,7 +11,8 @@ import Foundation
 public struct TypeDescription: Sendable, Equatable {
     /// The declared identifier, else Apple's, else the MIME type itself.
     public let identifier: String
-    /// The MIME type, without parameters.
+    /// The MIME type, with the parameters it was asked for with (`text/plain;charset=utf-8`, for
+    /// `public.utf8-plain-text`), which make it a subtype of the type without them.
     public let mimeType: String
     /// Every type it conforms to, the nearest first; `application/octet-stream` last.
     public let supertypes: [String]
@@ -39,10 +40,16 @@ public struct TypeDescription: Sendable, Equatable {
             throw .invalid("\(MessageText.quoted(text)) is not a type; write an identifier (com.example.todo, public.json) or a MIME type (text/plain)")
         }
         let mime: PasteboardType
+        // What was asked for exactly, parameters and Apple identifier included, as copy takes
+        // it: `public.utf8-plain-text` is text/plain;charset=utf-8, a subtype of text/plain.
+        let exact: (identifier: String?, type: PasteboardType)
         if text.isMIMESpelling {
-            mime = (try? PasteboardType(validating: text))!.withoutParameters
+            let type = (try? PasteboardType(validating: text))!
+            mime = type.withoutParameters
+            exact = (type.appleIdentifier, type)
         } else if let mapped = AppleTypeIdentifiers.mimeTypeByIdentifier[text.lowercased()], let type = try? PasteboardType(validating: mapped) {
             mime = type.withoutParameters
+            exact = (text.lowercased(), type)
         } else {
             throw .init(.notDeclared, "\(text) is not declared; declare it with `pbctl types declare \(text) --mime TYPE --conforms-to TYPE`")
         }
@@ -55,9 +62,10 @@ public struct TypeDescription: Sendable, Equatable {
         guard entry != nil || canonical.appleIdentifier != nil else {
             throw .init(.notDeclared, "\(mime) is not a type the MIME database knows; declare it with `pbctl types declare IDENTIFIER --mime \(mime) --conforms-to TYPE`")
         }
+        let refined = exact.type != exact.type.withoutParameters
         self.init(
-            identifier: canonical.appleIdentifier ?? canonical.rawValue, mimeType: canonical.rawValue,
-            supertypes: Self.supertypes(of: canonical, in: database), comment: entry?.comment ?? "",
+            identifier: exact.identifier ?? canonical.appleIdentifier ?? canonical.rawValue, mimeType: refined ? exact.type.rawValue : canonical.rawValue,
+            supertypes: (refined ? [canonical.rawValue] : []) + Self.supertypes(of: canonical, in: database), comment: entry?.comment ?? "",
             extensions: entry?.extensions ?? [], declaredIn: entry?.file ?? "")
     }
 
