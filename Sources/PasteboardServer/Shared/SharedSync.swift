@@ -27,6 +27,9 @@ final class SharedSync: Sendable {
     /// The `bus` of large data another server wrote, kept in chunks in the database and read
     /// from there on first use (as a promise), followed by the chunks' name.
     static let chunksBusPrefix = "postgresql-chunks:"
+    /// Until when changes fail without waiting for a database that just did not answer (see
+    /// ``run(_:)``).
+    private let silentUntil = Mutex<ContinuousClock.Instant?>(nil)
     /// The chunks each local blob file was copied into, by the file's id.
     private let uploaded = Mutex<[String: String]>([:])
     /// The questions asked of other servers (promises of their clients), by request.
@@ -67,11 +70,21 @@ final class SharedSync: Sendable {
 
     /// Runs `operation` on the database for the service queue, which waits at most
     /// ``patience``; after that the connection is given up (and its transaction with it).
+    ///
+    /// A database that did not answer is not waited for again for as long: every change queued
+    /// behind the one that waited would wait its own 10 s, and clients (whose calls time out
+    /// after 25 s) would get D-Bus timeouts instead of the contract's error. Within that time
+    /// changes fail at once; the first after it tries the database again.
     func run<Value: Sendable>(_ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
+        if let until = silentUntil.withLock({ $0 }), ContinuousClock.now < until {
+            throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s a moment ago; changes fail at once until it is tried again, within 10 s")
+        }
         guard let value = try Self.wait(within: Self.patience, operation) else {
+            silentUntil.withLock { $0 = .now + .seconds(10) }
             store.abandonConnection()
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s")
         }
+        silentUntil.withLock { $0 = nil }
         return value
     }
 
