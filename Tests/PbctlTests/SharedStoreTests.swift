@@ -310,6 +310,20 @@ struct SharedStoreTests {
         #expect(try await hosts.database.query("SELECT count FROM pasteboards WHERE name = 'general'") == "\(written + 1)\n")
     }
 
+    @Test("A concealed copy expires on time though the database is away: its data goes at once, the change when the database returns")
+    func secretsExpireWithoutTheDatabase() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("copy", "--concealed", "--expires", "1", input: "hunter2"))
+        let written = try await hosts.a.changeCount()
+        try await hosts.database.stop()
+        try await Task.sleep(for: .seconds(1))
+        #expect(await eventually { (try? await hosts.a.pbctl("paste").status) == 1 })
+        try await hosts.database.start()
+        _ = try await hosts.a.waitForCount(above: written)
+        _ = try await hosts.b.waitForCount(above: written)
+        #expect(try await hosts.a.pbctl("paste").status == 1)
+    }
+
     @Test("kill -9 of a server loses no acknowledged write; restarted, it catches up with what the other wrote meanwhile")
     func killNine() async throws {
         let hosts = try await TwoHosts()

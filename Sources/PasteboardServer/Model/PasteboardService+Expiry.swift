@@ -46,7 +46,11 @@ extension PasteboardService {
             Self.resetHandling(&cleared)
             onChange?(try commit(name, cleared))
         } catch {
-            // Contents past their time must not stay: try again in a second.
+            // Contents past their time must not stay: try again in a second. Concealed or
+            // transient data goes at once all the same: it is in this server's memory only
+            // (other servers of a shared store hold the pasteboard empty at this count
+            // already), and a secret must not outlive its time because a database is away.
+            if entry.isVolatile { entries.withLock { $0[name]?.items = [] } }
             logger.error("could not clear '\(name)' on expiry, trying again in 1 s: \(error)")
             startTimer(name, at: expiresAt, afterMilliseconds: 1000)
         }
