@@ -20,11 +20,17 @@ public final class PostgresCluster: @unchecked Sendable {
     /// The store URL servers are given: `postgresql://pb:pw@127.0.0.1:PORT/pasteboards`.
     public var url: String { "postgresql://\(Self.user):\(Self.password)@127.0.0.1:\(port)/\(Self.database)" }
 
+    /// With TLS, the PEM file of the authority that signed the server's certificate (issued for
+    /// 127.0.0.1 and localhost), for `sslrootcert`; nil without.
+    public let certificateAuthority: String?
+
     /// Makes and starts the server, and creates the database.
     ///
+    /// - Parameter tls: Whether the server takes TLS connections (`ssl=on`), with a certificate
+    ///   of an authority made for it (``certificateAuthority``).
     /// - Throws: when PostgreSQL is not installed (Debian's `postgresql` package), or does not
     ///   start; the message says which.
-    public init() throws {
+    public init(tls: Bool = false) throws {
         guard let binaries = Self.findBinaries() else {
             throw SpawnError(description: "PostgreSQL is not installed: install the postgresql package (scripts/install-deps does)")
         }
@@ -32,6 +38,7 @@ public final class PostgresCluster: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboardd-postgres-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
+        certificateAuthority = tls ? try Self.makeCertificates(in: directory) : nil
         let passwordFile = directory + "/password"
         try Self.password.write(toFile: passwordFile, atomically: false, encoding: .utf8)
         if getuid() == 0 {
@@ -55,7 +62,9 @@ public final class PostgresCluster: @unchecked Sendable {
     public func start() throws {
         try run("pg_ctl", [
             "-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "30",
-            "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=400", "start",
+            "-o", "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=400"
+                + (certificateAuthority == nil ? "" : " -c ssl=on -c ssl_cert_file=\(directory)/server.pem -c ssl_key_file=\(directory)/server.key"),
+            "start",
         ])
         running = true
     }
@@ -85,6 +94,32 @@ public final class PostgresCluster: @unchecked Sendable {
         let children = (try? String(contentsOfFile: "/proc/\(postmaster)/task/\(postmaster)/children", encoding: .utf8)) ?? ""
         for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, signal) }
         kill(postmaster, signal)
+    }
+
+    /// Makes an authority and a server certificate it signs, for 127.0.0.1 and localhost, with
+    /// `openssl`; returns the authority's PEM file. The server's key is the server's user's
+    /// alone, as PostgreSQL demands.
+    private static func makeCertificates(in directory: String) throws -> String {
+        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let openssl else { throw SpawnError(description: "openssl is not installed: install the openssl package (scripts/install-deps does)") }
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: directory + "/san.cnf", atomically: false, encoding: .utf8)
+        for arguments in [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=pasteboardd test authority"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san.cnf"],
+        ] {
+            let pid = try spawn(
+                openssl, arguments.map { $0.hasSuffix(".key") || $0.hasSuffix(".pem") || $0.hasSuffix(".csr") || $0.hasSuffix(".cnf") ? directory + "/" + $0 : $0 },
+                standardInput: .open("/dev/null", flags: O_RDONLY, mode: 0),
+                standardOutput: .open("/dev/null", flags: O_WRONLY, mode: 0), standardError: .open(directory + "/tools.log", flags: O_WRONLY | O_CREAT | O_APPEND, mode: 0o666))
+            guard reap(pid) == 0 else { throw SpawnError(description: "openssl \(arguments[0]) failed: \((try? String(contentsOfFile: directory + "/tools.log", encoding: .utf8)) ?? "")") }
+        }
+        chmod(directory + "/server.key", 0o600)
+        if getuid() == 0 {
+            chown(directory + "/server.key", postgresUID, postgresGID)
+            chown(directory + "/server.pem", postgresUID, postgresGID)
+        }
+        return directory + "/ca.pem"
     }
 
     /// Creates another database, owned by the same user.

@@ -458,6 +458,37 @@ struct SharedStoreTests {
         #expect(try await hosts.database.query("SELECT count(*) FROM chunks") == "0\n")
     }
 
+    @Test("sslmode: require and verify-full encrypt the connection (verify-full refusing a certificate of another authority); disable does not; unknown parameters are refused")
+    func tls() async throws {
+        let database = try await TestPostgres(tls: true)
+        let authority = try #require(database.certificateAuthority)
+        let other = try await TestPostgres(tls: true)
+        let stranger = try #require(other.certificateAuthority)
+        let bus = try TestBus()
+        func encrypted(_ parameters: String) async throws -> String {
+            let server = try await TestServer(bus: bus, store: database.url + "?" + parameters)
+            defer { _ = server.terminate() }
+            expectSuccess(try await runPbctl(["--address", bus.address, "copy"], input: Data(parameters.utf8)))
+            return try await database.query("SELECT DISTINCT ssl FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE usename = 'pb' AND application_name <> 'psql' AND backend_type = 'client backend'")
+        }
+        #expect(try await encrypted("sslmode=require") == "t\n")
+        #expect(try await encrypted("sslmode=verify-full&sslrootcert=\(authority)") == "t\n")
+        #expect(try await encrypted("sslmode=disable") == "f\n")
+        // The certificate of another authority, or a missing file: the server stops at start,
+        // saying why.
+        for (parameters, says) in [
+            ("sslmode=verify-full&sslrootcert=\(stranger)", "certificate"), ("sslmode=verify-ca&sslrootcert=/nonexistent.pem", "/nonexistent.pem"),
+            ("sslmode=sometimes", "sslmode must be one of"), ("sslcompression=1", "unknown parameter 'sslcompression'"),
+        ] {
+            let started = try await runProgram(
+                try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", try Paths.temporaryDirectory("tls"), "--store", database.url + "?" + parameters],
+                timeout: .seconds(30))
+            #expect(started.status != 0, "\(parameters): \(started)")
+            #expect(started.err.contains(says), "\(parameters): \(started.err)")
+            #expect(!started.err.contains(TestPostgres.password + "@"), "\(started.err)")
+        }
+    }
+
     @Test("--store sqlite:FOLDER keeps the pasteboards in that folder")
     func sqliteFolder() async throws {
         let folder = try Paths.temporaryDirectory("sqlite-store")

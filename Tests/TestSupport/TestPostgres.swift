@@ -15,11 +15,16 @@ public final class TestPostgres: Sendable {
     /// The store URL servers are given.
     public var url: String { cluster.url }
 
+    /// With TLS, the PEM file of the authority of the server's certificate.
+    public var certificateAuthority: String? { cluster.certificateAuthority }
+
     /// - Throws: when PostgreSQL is not installed (the test then fails: it needs the
     ///   `postgresql` package), or does not start.
-    public init() async throws {
+    /// - Parameter tls: Whether the server takes TLS connections (see
+    ///   ``PostgresCluster/init(tls:)``).
+    public init(tls: Bool = false) async throws {
         do {
-            cluster = try PostgresCluster()
+            cluster = try PostgresCluster(tls: tls)
         } catch {
             throw TestSupportError("the shared-store tests need a PostgreSQL server: \(error)")
         }

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
@@ -479,13 +480,15 @@ final class SharedStore: Sendable {
     // MARK: Connecting
 
     private var configuration: PostgresConnection.Configuration {
-        var configuration = location.socketPath.map {
-            PostgresConnection.Configuration(unixSocketPath: $0, username: location.user, password: location.password, database: location.database)
-        } ?? PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: .disable)
-        configuration.options.connectTimeout = .seconds(3)
-        return configuration
+        get throws {
+            var configuration = try location.socketPath.map {
+                PostgresConnection.Configuration(unixSocketPath: $0, username: location.user, password: location.password, database: location.database)
+            } ?? PostgresConnection.Configuration(
+                host: location.host, port: location.port, username: location.user, password: location.password,
+                database: location.database, tls: try location.tlsSetting())
+            configuration.options.connectTimeout = .seconds(3)
+            return configuration
+        }
     }
 
     /// Gives up the service queue's connection (it stopped answering): the next call opens
@@ -527,6 +530,9 @@ final class SharedStore: Sendable {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 return "refused: \(message)"
+            }
+            if let underlying = error.underlying as? NIOSSLError, case .handshakeFailed = underlying {
+                return "refused TLS: its certificate was not accepted (\(underlying)); give the authority that issued it with sslrootcert=/path/ca.pem and the host name it was issued for, or sslmode=require not to check it"
             }
             if let underlying = error.underlying {
                 return "cannot be reached: \(underlying)"

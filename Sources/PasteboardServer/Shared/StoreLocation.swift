@@ -36,7 +36,12 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A PostgreSQL database: `postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, the host a name,
-/// an address, or (`?host=/folder`) the folder of the server's unix socket.
+/// an address, or (`?host=/folder`) the folder of the server's unix socket; with libpq's
+/// `sslmode` and `sslrootcert` for TLS.
+///
+/// Without a password in the URL, it is taken as libpq takes it: from `PGPASSWORD`, else from
+/// the password file (`PGPASSFILE`, else `~/.pgpass`), which keeps it out of the command line
+/// and the environment that other users' `ps` may show.
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     public var user: String
     public var password: String?
@@ -45,6 +50,29 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     public var database: String
     /// The folder of the server's unix socket, when it is reached that way.
     public var socketFolder: String?
+    /// How the connection is encrypted (libpq's `sslmode`).
+    public var tls: TLSMode
+    /// The certificates to trust for `verify-ca` and `verify-full` (`sslrootcert`); nil: the
+    /// system's.
+    public var rootCertificates: String?
+
+    /// libpq's `sslmode`, as far as it goes over a network (a unix socket is not encrypted).
+    public enum TLSMode: String, Sendable, Equatable, CaseIterable {
+        /// Never.
+        case disable
+        /// Encrypted if the server offers it, without checking its certificate (libpq's
+        /// default; `allow` is taken as this too).
+        case prefer
+        /// Encrypted, the certificate not checked.
+        case require
+        /// Encrypted, the certificate checked against the trusted ones.
+        case verifyCA = "verify-ca"
+        /// Encrypted, the certificate checked, and issued for the host named.
+        case verifyFull = "verify-full"
+    }
+
+    /// The parameters a URL may carry.
+    static let parameters = ["host", "sslmode", "sslrootcert"]
 
     public init(parsing text: String) throws(StoreLocationError) {
         let shown = StoreLocationError.redact(text)
@@ -65,17 +93,73 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         if let socketFolder, !socketFolder.hasPrefix("/") {
             throw StoreLocationError("'\(shown)': host= must be the absolute path of the folder of the server's socket")
         }
+        for item in components.queryItems ?? [] where !Self.parameters.contains(item.name) {
+            throw StoreLocationError("'\(shown)': unknown parameter '\(item.name)'; the parameters are \(Self.parameters.joined(separator: ", "))")
+        }
+        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        guard let tls = mode == "allow" ? .prefer : TLSMode(rawValue: mode) else {
+            throw StoreLocationError("'\(shown)': sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full")
+        }
+        let rootCertificates = components.queryItems?.first { $0.name == "sslrootcert" }?.value
+        if let rootCertificates, !rootCertificates.hasPrefix("/") {
+            throw StoreLocationError("'\(shown)': sslrootcert must be the absolute path of a PEM file of the certificates to trust")
+        }
         self.user = user
-        self.password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
         self.host = host
         self.port = components.port ?? 5432
         self.database = database
         self.socketFolder = socketFolder
+        self.tls = tls
+        self.rootCertificates = rootCertificates
+        self.password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
+            ?? Self.environmentPassword(host: socketFolder == nil ? host : "localhost", port: port, database: database, user: user)
+    }
+
+    /// libpq's password from the environment: `PGPASSWORD`, else the first line of the password
+    /// file (`PGPASSFILE`, else `~/.pgpass`, `HOST:PORT:DATABASE:USER:PASSWORD` with `*` for
+    /// any) that matches. As libpq does, a password file others may read is not used.
+    static func environmentPassword(host: String, port: Int, database: String, user: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let password = environment["PGPASSWORD"], !password.isEmpty { return password }
+        let file = environment["PGPASSFILE"] ?? environment["HOME"].map { $0 + "/.pgpass" }
+        guard let file, let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+        var info = stat()
+        guard stat(file, &info) == 0, info.st_mode & 0o077 == 0 else { return nil }
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = Self.passwordFileFields(line)
+            guard fields.count == 5 else { continue }
+            let wanted = [host, String(port), database, user]
+            if zip(fields.prefix(4), wanted).allSatisfy({ $0 == "*" || $0 == $1 }) { return fields[4] }
+        }
+        return nil
+    }
+
+    /// The `:`-separated fields of a password file's line, `\:` and `\\` taken as the
+    /// characters themselves.
+    private static func passwordFileFields(_ line: Substring) -> [String] {
+        var fields = [""]
+        var escaped = false
+        for character in line {
+            if escaped {
+                fields[fields.count - 1].append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == ":" {
+                fields.append("")
+            } else {
+                fields[fields.count - 1].append(character)
+            }
+        }
+        return fields
     }
 
     /// Without the password: what logs, messages and properties may show.
     public var description: String {
-        "postgresql://\(user)@\(host):\(port)/\(database)\(socketFolder.map { "?host=\($0)" } ?? "")"
+        var parameters: [String] = []
+        if let socketFolder { parameters.append("host=\(socketFolder)") }
+        if tls != .prefer { parameters.append("sslmode=\(tls.rawValue)") }
+        if let rootCertificates { parameters.append("sslrootcert=\(rootCertificates)") }
+        return "postgresql://\(user)@\(host):\(port)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
     }
 
     /// The path of the server's unix socket, when it is reached through one.
