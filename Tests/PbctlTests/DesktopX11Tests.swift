@@ -175,6 +175,18 @@ struct DesktopX11Tests {
         #expect(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "application/x-kept").stdout == data)
     }
 
+    @Test("STRING is Latin-1 both ways (ICCCM): an app's é arrives as UTF-8, and an app asking for STRING gets é as one byte, and ? for what Latin-1 lacks")
+    func latin1String() async throws {
+        let desktop = try await X11World()
+        let (app, _) = try await desktop.copyWithXclip(Data([0x63, 0x61, 0x66, 0xE9]), type: "STRING")
+        defer { app.kill() }
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "café")
+        expectSuccess(try await desktop.world.pbctl("copy", input: "café ✓"))
+        try await desktop.waitUntilOffered("STRING")
+        #expect(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "STRING").stdout == Data([0x63, 0x61, 0x66, 0xE9, 0x20, 0x3F]))
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "UTF8_STRING"), stdout: "café ✓")
+    }
+
     @Test("A desktop copy carrying the password manager hint is stored concealed")
     func secretFromX11() async throws {
         let desktop = try await X11World()

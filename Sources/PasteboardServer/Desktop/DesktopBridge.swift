@@ -226,10 +226,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard await imported.source.isStillTheSelection() else {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' quit or copied something else while its \(promise.type) data was read; copy it again")
         }
+        var text = payload
+        if sourceType == DesktopTypes.latin1Target {
+            text = try service.payloads.volatile(!keeps).payload(for: DesktopTypes.utf8(fromLatin1: try DescriptorSource.bytes(of: payload)))
+        }
         // Checked before it is kept: refused data must not reach the store.
-        try service.checkRoom(for: promise, size: payload.size)
-        if keeps { await service.keepProvided(promise, payload) }
-        return payload
+        try service.checkRoom(for: promise, size: text.size)
+        if keeps { await service.keepProvided(promise, text) }
+        return text
     }
 
     /// What reading a desktop app's data failed with, as the reader's error: the app's doing
@@ -305,6 +309,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         var payload = representation.payload
         if case .promised(let promise) = payload, let resolve = state.withLock({ $0.resolve }) {
             payload = try await promise.resolve { try await resolve(promise) }
+        }
+        if type == DesktopTypes.latin1Target {
+            return try DescriptorSource.descriptor(for: .inline(DesktopTypes.latin1(fromUTF8: try DescriptorSource.bytes(of: payload))))
         }
         return try DescriptorSource.descriptor(for: payload)
     }

@@ -38,6 +38,31 @@ enum DesktopTypes {
         return types.first { $0 == type }
     }
 
+    /// ICCCM's `STRING` is Latin-1 (ISO 8859-1), not UTF-8: what an app answers for it is
+    /// turned into UTF-8 on the way in.
+    static let latin1Target = "STRING"
+
+    /// Latin-1 bytes as UTF-8: each byte is the code point of its value.
+    static func utf8(fromLatin1 bytes: [UInt8]) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count + bytes.count / 8)
+        for byte in bytes {
+            if byte < 0x80 {
+                text.append(byte)
+            } else {
+                text.append(0xC0 | byte >> 6)
+                text.append(0x80 | byte & 0x3F)
+            }
+        }
+        return text
+    }
+
+    /// UTF-8 text as Latin-1, for an app that asks for `STRING`: characters beyond U+00FF
+    /// become `?`, as Xlib's own conversion does.
+    static func latin1(fromUTF8 bytes: [UInt8]) -> [UInt8] {
+        String(decoding: bytes, as: UTF8.self).unicodeScalars.map { $0.value < 0x100 ? UInt8($0.value) : UInt8(ascii: "?") }
+    }
+
     /// The data of the password manager hint: what KeePassXC and KDE write.
     static func secretHintData() throws -> UnixFileDescriptor {
         let memory = try UnixFileDescriptor.memoryFile(name: "hint")
