@@ -1,5 +1,5 @@
 import DBus
-import DesktopClipboard
+@testable import DesktopClipboard
 import Foundation
 import Testing
 import TestSupport
@@ -264,6 +264,22 @@ struct DesktopX11Tests {
         #expect(failed.status == 1, "\(failed)")
         #expect(failed.err.contains("did not provide"), "\(failed.err)")
         #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test("An app that takes the clipboard and never says what it offers is no change: nothing is made up for it")
+    func appNeverListsItsTargets() async throws {
+        let desktop = try await X11World()
+        expectSuccess(try await desktop.world.pbctl("copy", input: "before"))
+        let before = try await desktop.world.changeCount()
+        // An X11 client that takes the clipboard, then hangs (its event loop held) for longer
+        // than the bridge waits for the list of its targets (5 s).
+        let stuck = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
+        defer { stuck.close() }
+        stuck.own(.clipboard, DesktopOffer(types: ["text/html"]) { _ in throw CancellationError() })
+        _ = stuck.loop.submit { Thread.sleep(forTimeInterval: 7) }
+        try await Task.sleep(for: .seconds(8))
+        #expect(try await desktop.world.changeCount() == before)
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "before")
     }
 
     @Test("A wrong --desktop is a usage error naming the choices")

@@ -39,8 +39,12 @@ extension X11Clipboard {
         let generation = generations[selection, default: 0]
         convert(selection, generation: generation, target: atoms.targets, timeout: .seconds(5)) { [self] result in
             guard generations[selection] == generation else { return }
+            // An app that does not answer at all (hung, or gone meanwhile) has copied nothing
+            // that can be known: no change is made of it.
+            if case .failure(let error) = result, case .timedOut = error { return }
+            if case .failure(let error) = result, case .ownerGone = error { return }
             var types = ["UTF8_STRING", "STRING"]
-            // An app that cannot list its targets is taken to have text, the oldest kind.
+            // An app that refuses to list its targets is taken to have text, the oldest kind.
             if case .success(let memory) = result, let bytes = try? Self.readAll(memory) {
                 let atomList = bytes.withUnsafeBytes { Array($0.bindMemory(to: xcb_atom_t.self)) }
                 let names = display.names(of: atomList).filter { !$0.isEmpty && !Self.mechanismTargets.contains($0) }
