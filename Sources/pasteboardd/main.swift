@@ -41,8 +41,14 @@ struct Pasteboardd: AsyncParsableCommand {
     @Flag(name: .long, help: "Log every start-up step.")
     var verbose = false
 
+    /// The store asked for: `--store`, else `PASTEBOARDD_STORE` (set but empty is unset, as
+    /// `PGPASSWORD` and the like are taken).
+    private var storeAskedFor: String? {
+        store ?? ProcessInfo.processInfo.environment["PASTEBOARDD_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     func validate() throws {
-        if let location = store ?? ProcessInfo.processInfo.environment["PASTEBOARDD_STORE"] {
+        if let location = storeAskedFor {
             do { _ = try StoreLocation(parsing: location) } catch { throw ValidationError(error.description) }
         }
         var limits = Limits()
@@ -62,7 +68,7 @@ struct Pasteboardd: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         var configuration = PasteboardServer.Configuration(address: address, desktop: desktop)
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
-        if let location = store ?? ProcessInfo.processInfo.environment["PASTEBOARDD_STORE"], !location.isEmpty {
+        if let location = storeAskedFor, !location.isEmpty {
             configuration.store = try StoreLocation(parsing: location)
         }
         for setting in limitSettings { try configuration.limits.apply(setting) }

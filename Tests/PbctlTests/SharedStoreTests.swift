@@ -392,6 +392,13 @@ struct SharedStoreTests {
             environment: ["PASTEBOARDD_STORE": "mysql://nope"], timeout: .seconds(30))
         #expect(environment.status == 64, "\(environment)")
         #expect(environment.err.contains("sqlite:FOLDER or postgresql://"), "\(environment.err)")
+
+        // Set but empty is unset: the default store.
+        let other = try TestBus()
+        let unset = try await TestServer(bus: other, environment: ["PASTEBOARDD_STORE": ""])
+        expectSuccess(try await runPbctl(["--address", other.address, "copy"], input: Data("kept".utf8)))
+        #expect(FileManager.default.fileExists(atPath: unset.stateDirectory + "/pasteboards.sqlite"))
+        #expect(unset.terminate() == 0)
     }
 
     @Test("A server's local copy is its database's own: the SQLite pasteboards of its state directory, or another database's, are never served as the shared ones")
