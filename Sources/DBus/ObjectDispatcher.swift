@@ -60,8 +60,13 @@ enum ObjectDispatcher {
         case .ping:
             call.reply()
         case .machineID:
-            guard let id = dbus_get_local_machine_id() else {
-                return call.fail(.failed("this machine has no D-Bus machine id"))
+            // The "try" form: the other aborts the process on a machine without an id.
+            var error = CDBus.DBusError()
+            dbus_error_init(&error)
+            defer { dbus_error_free(&error) }
+            guard let id = dbus_try_get_local_machine_id(&error) else {
+                let reason = error.message.map { String(cString: $0) } ?? "no machine id"
+                return call.fail(.failed("this machine has no D-Bus machine id: \(reason)"))
             }
             defer { dbus_free(id) }
             call.reply([.string(String(cString: id))])

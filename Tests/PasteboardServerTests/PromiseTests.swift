@@ -93,6 +93,32 @@ struct PromiseTests {
         #expect(try await h.items().items.map(\.sizes) == [[60], [60], [-1]])
     }
 
+    /// Two types of one item provided at once are counted together: one of them passes, the
+    /// other is refused, though neither was kept when the other was checked.
+    @Test func dataProvidedAtOnceIsCountedTogether() async throws {
+        let h = try await Harness(limits: ["max-item-bytes=100"])
+        let writer = try h.connect()
+        let sixty = [UInt8](repeating: 6, count: 60)
+        let provider = TestProvider(["text/plain": sixty, "text/html": sixty], delaySeconds: 0.3)
+        try writer.export(provider, at: "/org/pasteboardd/Provider1")
+        #expect(try await promise(h, [["text/plain", "text/html"]], by: writer) == 1)
+
+        func read(_ type: String) async -> DBusError? {
+            do {
+                _ = try await h.call("ReadData", [.string("general"), .uint32(0), .string(type), .uint64(0)])
+                return nil
+            } catch { return error }
+        }
+        async let plain = read("text/plain")
+        async let html = read("text/html")
+        let refusals = await [plain, html].compactMap { $0 }
+        #expect(refusals.count == 1, "\(refusals)")
+        #expect(refusals.first?.name == Harness.errorPrefix + "ProviderFailed")
+        #expect(refusals.first?.message.contains("max-item-bytes") == true)
+        #expect(provider.calls.withLock { $0.count } == 2)
+        #expect(try await h.items().items.first?.sizes.sorted() == [-1, 60])
+    }
+
     @Test func aWriterThatLeftOrNeverAnswersGivesProviderFailed() async throws {
         let h = try await Harness(limits: ["provider-timeout-ms=3000"])
         let silent = try h.connect()

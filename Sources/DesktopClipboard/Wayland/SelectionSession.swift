@@ -104,7 +104,8 @@ final class SelectionSession {
 
     /// Clears `selection`, ours or an app's (data-control lets any client unset it).
     func clear(_ selection: DesktopSelection) {
-        guard !ended else { return }
+        // A compositor without the primary selection drops a client that asks to set it.
+        guard !ended, selections.contains(selection) else { return }
         dataControl.setSelection(device, selection, source: nil)
         if let source = owned[selection] { forget(source) }
         clearing.insert(selection)

@@ -23,11 +23,11 @@ extension PasteboardObject {
     /// Asks a promise's writer for its data (`org.pasteboardd.Provider1.Provide`, or the
     /// desktop app, or the server it was written on), within `provider-timeout-ms`. Data that
     /// would make its item or pasteboard larger than the limits allow is refused, as a write of
-    /// it would be.
+    /// it would be: each way admits it (``PasteboardService/admitProvided(_:size:)``) as soon as
+    /// its size is known, before it is kept, and the admission ends with the asking.
     func provide(_ promise: Promise) async throws -> Payload {
-        let payload = try await fetch(promise)
-        try service.checkRoom(for: promise, size: payload.size)
-        return payload
+        defer { service.releaseAdmission(of: promise) }
+        return try await fetch(promise)
     }
 
     private func fetch(_ promise: Promise) async throws -> Payload {
@@ -39,14 +39,20 @@ extension PasteboardObject {
         }
         let limits = service.limits
         if promise.bus.hasPrefix(SharedSync.chunksBusPrefix), let shared = service.shared {
-            return try await shared.fetchChunks(of: promise, payloads: service.payloads.volatile(false))
+            // Large data another server wrote: its size is known before it is read.
+            if let size = promise.size { try service.admitProvided(promise, size: size) }
+            let payload = try await shared.fetchChunks(of: promise, payloads: service.payloads.volatile(false))
+            try service.admitProvided(promise, size: payload.size)
+            return payload
         }
         if promise.bus.hasPrefix(SharedSync.remoteBusPrefix) {
             guard let shared = service.shared else {
                 throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was promised by a writer on another server, which this one no longer shares a store with")
             }
             // Data a writer provides stays off the disk, here as on its own server.
-            return try await shared.ask(promise, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)), payloads: service.payloads.volatile(true))
+            let payload = try await shared.ask(promise, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)), payloads: service.payloads.volatile(true))
+            try service.admitProvided(promise, size: payload.size)
+            return payload
         }
         // Written on an earlier bus: its unique name may be someone else's on this one.
         guard promise.bus == service.busID else {
@@ -74,8 +80,8 @@ extension PasteboardObject {
         guard reply.signature == "ay", let bytes = reply.arguments().first?.bytesValue else {
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' answered Provide with '\(reply.signature)' instead of 'ay'")
         }
-        // Checked before it is kept: refused data must not reach the store.
-        try service.checkRoom(for: promise, size: UInt64(bytes.count))
+        // Admitted before it is kept: refused data must not reach the store.
+        try service.admitProvided(promise, size: UInt64(bytes.count))
         // Kept as the contents it stands for (stored, to be served after a restart too), unless
         // those must stay off the disk.
         let keeps = service.mayKeep(promise)

@@ -230,8 +230,8 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         if sourceType == DesktopTypes.latin1Target {
             text = try service.payloads.volatile(!keeps).payload(for: DesktopTypes.utf8(fromLatin1: try DescriptorSource.bytes(of: payload)))
         }
-        // Checked before it is kept: refused data must not reach the store.
-        try service.checkRoom(for: promise, size: text.size)
+        // Admitted before it is kept: refused data must not reach the store.
+        try service.admitProvided(promise, size: text.size)
         if keeps { await service.keepProvided(promise, text) }
         return text
     }

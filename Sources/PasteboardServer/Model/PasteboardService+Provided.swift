@@ -11,41 +11,47 @@ extension PasteboardService {
     func mayKeep(_ promise: Promise) -> Bool {
         guard shared == nil else { return false }
         guard let entry = entries.withLock({ $0[promise.name] }) else { return false }
-        func holds(_ items: [Item]) -> Bool {
-            items.contains { item in
-                item.representations.contains { if case .promised(let held) = $0.payload { held === promise } else { false } }
-            }
-        }
-        if holds(entry.items) { return !entry.isVolatile }
+        if entry.items.contains(where: promise.isHeld(by:)) { return !entry.isVolatile }
         // The history never holds concealed or transient contents.
-        return entry.history.contains { holds($0.items) }
+        return entry.history.contains { $0.items.contains(where: promise.isHeld(by:)) }
     }
 
-    /// Refuses `size` bytes provided for `promise` when they would make its item or its
-    /// pasteboard larger than `max-item-bytes` or `max-pasteboard-bytes` allow written data to
-    /// be: counted with the data already here for the contents holding the promise (the
-    /// current ones, else the generation of the history), a promise not yet provided counting
-    /// nothing. Safe from any thread.
-    func checkRoom(for promise: Promise, size: UInt64) throws(PasteboardError) {
+    /// Admits `size` bytes provided for `promise`, or refuses them when they would make its item
+    /// or its pasteboard larger than `max-item-bytes` or `max-pasteboard-bytes` allow written
+    /// data to be: counted with the data already here for the contents holding the promise (the
+    /// current ones, else the generation of the history), and with what was admitted for their
+    /// other promises and is on its way; a promise not yet provided counts nothing. Checked and
+    /// recorded in one step, so that two types of one item provided at once cannot both pass.
+    /// The admission lasts until ``releaseAdmission(of:)``. Safe from any thread.
+    func admitProvided(_ promise: Promise, size: UInt64) throws(PasteboardError) {
         guard let entry = entries.withLock({ $0[promise.name] }) else { return }
-        func isPromise(_ representation: Representation) -> Bool {
-            if case .promised(let held) = representation.payload { held === promise } else { false }
+        let items = entry.items.contains(where: promise.isHeld(by:)) ? entry.items : entry.history.first { $0.items.contains(where: promise.isHeld(by:)) }?.items ?? []
+        guard let index = items.firstIndex(where: promise.isHeld(by:)) else { return }
+        try admittedProvided.withLock { (admitted) throws(PasteboardError) in
+            // Without the promise's own data, which may be counted already (a retry).
+            func others(_ item: Item) -> UInt64 {
+                item.representations.reduce(0) { sum, representation in
+                    guard case .promised(let held) = representation.payload else { return sum + representation.size }
+                    if held === promise { return sum }
+                    return sum + (held.resolved?.size ?? admitted[ObjectIdentifier(held)] ?? 0)
+                }
+            }
+            let item = others(items[index]) + size
+            if item > limits.maxItemBytes {
+                throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make item \(index) hold \(item) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
+            }
+            let total = items.reduce(size) { $0 + others($1) }
+            if total > limits.maxPasteboardBytes {
+                throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make it hold \(total) bytes, over \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
+            }
+            admitted[ObjectIdentifier(promise)] = size
         }
-        func holds(_ item: Item) -> Bool { item.representations.contains(where: isPromise) }
-        // Without the promise's own data, which may be counted already (kept before this check).
-        func others(_ item: Item) -> UInt64 {
-            item.representations.reduce(0) { $0 + (isPromise($1) ? 0 : $1.size) }
-        }
-        let items = entry.items.contains(where: holds) ? entry.items : entry.history.first { $0.items.contains(where: holds) }?.items ?? []
-        guard let index = items.firstIndex(where: holds) else { return }
-        let item = others(items[index]) + size
-        if item > limits.maxItemBytes {
-            throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make item \(index) hold \(item) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
-        }
-        let total = items.reduce(size) { $0 + others($1) }
-        if total > limits.maxPasteboardBytes {
-            throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make it hold \(total) bytes, over \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
-        }
+    }
+
+    /// Ends the admission of data provided for `promise`: it is resolved now (and counted as
+    /// such), or was refused.
+    func releaseAdmission(of promise: Promise) {
+        admittedProvided.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(promise)) }
     }
 
     /// Stores `payload`, provided for `promise` (inline, or in a blob file of the store), in
@@ -57,11 +63,12 @@ extension PasteboardService {
     /// and then those rows are turned.
     func keepProvided(_ promise: Promise, _ payload: Payload) async {
         guard let data = ChangeRows.Representation.Data(stored: payload) else { return }
-        promise.keep(payload)
-        // Returns once stored, so that the reader it is for is answered only then: a crash
-        // after that answer finds the data kept.
+        // Returns once stored, so that the reader it is for, and every reader waiting with it,
+        // is answered only then: a crash after an answer finds the data kept.
         await withCheckedContinuation { (stored: CheckedContinuation<Void, Never>) in
             queue.async { [self] in
+                // On the queue, before the log is applied: see above.
+                promise.keep(payload)
                 saveLoggedAside()
                 do {
                     try store.keepProvided(promise, data: data, size: payload.size)

@@ -32,7 +32,7 @@ extension PasteboardService {
         guard let shared else { return }
         let store = shared.store
         do {
-            let counts = try shared.run { () throws(SharedStoreError) in try await store.counts() }
+            let counts = try shared.run(failingFast: false) { () throws(SharedStoreError) in try await store.counts() }
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
                 guard let name = try? PasteboardName(validating: raw) else { continue }
                 takeIn(name, upTo: count)
@@ -58,7 +58,10 @@ extension PasteboardService {
         let local = entry(name).count
         guard count > local else { return }
         let store = shared.store
-        let kept = (try? shared.run { () throws(SharedStoreError) in try await store.changes(of: name.rawValue, after: local) }) ?? []
+        // Only a gap needs the list: the next change alone is taken in at once.
+        let kept = count == local + 1 ? [count] : (try? shared.run(failingFast: false) { () throws(SharedStoreError) in
+            try await store.changes(of: name.rawValue, after: local)
+        }) ?? []
         for missed in kept where missed <= count && missed > entry(name).count {
             takeIn(name, count: missed)
         }
@@ -71,7 +74,7 @@ extension PasteboardService {
         guard let shared else { return }
         let store = shared.store
         do {
-            guard let row = try shared.run({ () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
+            guard let row = try shared.run(failingFast: false, { () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
             let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
             if let change = try adopt(name, remote) { onChange?(change) }
         } catch {

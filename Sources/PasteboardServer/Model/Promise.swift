@@ -43,6 +43,11 @@ final class Promise: Sendable {
         self.size = size
     }
 
+    /// Whether `item` holds this promise.
+    func isHeld(by item: Item) -> Bool {
+        item.representations.contains { if case .promised(let held) = $0.payload { held === self } else { false } }
+    }
+
     /// The data, once provided.
     var resolved: Payload? {
         state.withLock { if case .resolved(let payload) = $0 { payload } else { nil } }

@@ -74,9 +74,12 @@ final class SharedSync: Sendable {
     /// A database that did not answer is not waited for again for as long: every change queued
     /// behind the one that waited would wait its own 10 s, and clients (whose calls time out
     /// after 25 s) would get D-Bus timeouts instead of the contract's error. Within that time
-    /// changes fail at once; the first after it tries the database again.
-    func run<Value: Sendable>(_ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
-        if let until = silentUntil.withLock({ $0 }), ContinuousClock.now < until {
+    /// changes fail at once; the first after it tries the database again. Taking in what other
+    /// servers changed (`failingFast` false) is never refused so: it is asked for only once the
+    /// database has spoken again (a notification, listening again), and a change skipped would
+    /// never be announced.
+    func run<Value: Sendable>(failingFast: Bool = true, _ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
+        if failingFast, let until = silentUntil.withLock({ $0 }), ContinuousClock.now < until {
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s a moment ago; changes fail at once until it is tried again, within 10 s")
         }
         guard let value = try Self.wait(within: Self.patience, operation) else {
