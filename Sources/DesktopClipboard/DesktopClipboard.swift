@@ -84,7 +84,8 @@ public protocol DesktopClipboard: AnyObject, Sendable {
     func own(_ selection: DesktopSelection, _ offer: DesktopOffer)
 
     /// Empties `selection`, whoever owns it (pasteboardd, or the app whose copy the pasteboard
-    /// no longer holds), as when its owner quits; the delegate is not told of it.
+    /// no longer holds), as when its owner quits; the delegate is not told of it. An app's copy
+    /// made since the last change reported to the delegate is newer than the request, and stays.
     func clear(_ selection: DesktopSelection)
 
     /// Disconnects from the display; the delegate hears nothing more.

@@ -276,10 +276,39 @@ struct DesktopX11Tests {
         let stuck = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
         defer { stuck.close() }
         stuck.own(.clipboard, DesktopOffer(types: ["text/html"]) { _ in throw CancellationError() })
-        _ = stuck.loop.submit { Thread.sleep(forTimeInterval: 7) }
-        try await Task.sleep(for: .seconds(8))
+        // Held until the assertions are made, however slow the machine.
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        _ = stuck.loop.submit { _ = release.wait(timeout: .now() + 60) }
+        try await Task.sleep(for: .seconds(6.5))
         #expect(try await desktop.world.changeCount() == before)
         expectSuccess(try await desktop.world.pbctl("paste"), stdout: "before")
+    }
+
+    @Test("A clear of general while an app's newer copy is being listed leaves that copy on the clipboard, and it becomes general")
+    func clearDoesNotWipeANewerCopy() async throws {
+        let desktop = try await X11World()
+        expectSuccess(try await desktop.world.pbctl("copy", input: "before"))
+        let app = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
+        defer { app.close() }
+        app.own(.clipboard, DesktopOffer(types: ["text/html"]) { _ in
+            let memory = try UnixFileDescriptor.memoryFile(name: "html")
+            _ = Array("<b>newer</b>".utf8).withUnsafeBytes { write(memory.rawValue, $0.baseAddress, $0.count) }
+            lseek(memory.rawValue, 0, SEEK_SET)
+            return memory
+        })
+        // The app answers for its targets only once the clear has reached the bridge (well
+        // within the 5 s the bridge waits for them).
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        _ = app.loop.submit { _ = release.wait(timeout: .now() + 30) }
+        try await Task.sleep(for: .milliseconds(300))
+        expectSuccess(try await desktop.world.pbctl("clear"))
+        let cleared = try await desktop.world.changeCount()
+        try await Task.sleep(for: .milliseconds(700))
+        release.signal()
+        _ = try await desktop.world.waitForCount(above: cleared)
+        expectSuccess(try await desktop.world.pbctl("paste", "-t", "text/html"), stdout: "<b>newer</b>")
     }
 
     @Test("A wrong --desktop is a usage error naming the choices")

@@ -203,8 +203,12 @@ struct WatchTests {
     /// has no data left: its command still runs, with nothing on stdin, and stderr says so.
     @Test func aChangeWhoseDataIsGoneIsSaidToBe() async throws {
         let world = try await PbctlHarness()
-        let (watcher, skipped, count) = try await CountAndData.watch("burst", in: world, after: 0.05)
+        let gate = try temporaryFile(Data(), "pbctl-watch-gate")
+        defer { try? FileManager.default.removeItem(atPath: gate) }
+        let (watcher, skipped, count) = try await CountAndData.watch("burst", in: world, after: 0.05, gate: gate)
         defer { watcher.stop() }
+        // The first command waits until every change is made, however fast the machine runs it.
+        try FileManager.default.removeItem(atPath: gate)
         let writer = try Connection.connect(address: world.bus.address)
         defer { writer.close() }
         for index in 1...60 {
@@ -215,6 +219,7 @@ struct WatchTests {
                     .dictionary(key: "s", value: "v", []),
                 ])
         }
+        FileManager.default.createFile(atPath: gate, contents: nil)
         let lines = Array(try await watcher.waitForLines(skipped + 60).dropFirst(skipped))
         #expect(lines.count == 60)
         #expect(lines.map { $0.prefix { $0 != " " } } == (1...60).map { "\(count + UInt64($0))" }[...].map { Substring($0) })
@@ -266,11 +271,14 @@ struct WatchTests {
 /// A primed `watch --exec` whose command waits a while, then writes a line of the change's
 /// count and its data to a file whose lines the watcher follows (deleted when it stops).
 enum CountAndData {
-    /// The watcher of `name`, the lines of its priming, and the count after it.
-    static func watch(_ name: String, in world: PbctlHarness, after seconds: Double) async throws -> (Watcher, Int, UInt64) {
+    /// The watcher of `name`, the lines of its priming, and the count after it. Each command
+    /// waits `seconds`, and also until `gate` exists (it does when this returns).
+    static func watch(_ name: String, in world: PbctlHarness, after seconds: Double, gate: String? = nil) async throws -> (Watcher, Int, UInt64) {
         let file = try temporaryFile(Data(), "pbctl-watch-exec")
-        let script = #"sleep \#(seconds); printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
-        let watcher = try world.watch("-p", name, "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        let gate = try gate ?? temporaryFile(Data(), "pbctl-watch-gate")
+        FileManager.default.createFile(atPath: gate, contents: nil)
+        let script = #"while [ ! -e "$WATCH_GATE" ]; do sleep 0.02; done; sleep \#(seconds); printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
+        let watcher = try world.watch("-p", name, "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file, "WATCH_GATE": gate], linesFrom: file)
         let skipped = try await watcher.prime(world, name: name) { "\($0) ready" }
         return (watcher, skipped, try await world.changeCount(name))
     }

@@ -39,6 +39,7 @@ extension X11Clipboard {
         let generation = generations[selection, default: 0]
         convert(selection, generation: generation, target: atoms.targets, timeout: .seconds(5)) { [self] result in
             guard generations[selection] == generation else { return }
+            settled[selection] = generation
             // An app that does not answer at all (hung, or gone meanwhile) has copied nothing
             // that can be known: no change is made of it.
             if case .failure(let error) = result, case .timedOut = error { return }
