@@ -4,7 +4,8 @@ import CDBus
 ///
 /// The connection answers `org.freedesktop.DBus.Introspectable` from ``introspectionXML`` and
 /// `org.freedesktop.DBus.Properties` from ``properties(of:)``; libdbus answers
-/// `org.freedesktop.DBus.Peer` itself (the connection those of its calls that name no interface).
+/// `org.freedesktop.DBus.Peer` itself (the connection answers those of its calls that name no
+/// interface).
 /// Every other call goes to ``handle(_:)``.
 public protocol DBusObject: AnyObject, Sendable {
     /// The complete introspection document for this object, returned by `Introspect`.

@@ -31,7 +31,8 @@ public struct Limits: Sendable, Equatable {
         "max-items": 1024,
         // Names written and not removed.
         "max-pasteboards": 65536,
-        // Earlier generations kept per pasteboard (besides the current one).
+        // `History` entries per pasteboard: the current contents among them when they are
+        // listed (concealed, transient or cleared contents are not, and take no place).
         "history-depth": 32,
         // Bytes of earlier generations kept per pasteboard; the oldest go first.
         "max-history-bytes": 256 << 20,

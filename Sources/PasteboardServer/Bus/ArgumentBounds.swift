@@ -9,8 +9,9 @@ import PasteboardModel
 /// (`max-request-types`), the options (six keys, each given once). Decoding a call costs the
 /// bus thread a value for every element, and a matching read a conformance lookup for every
 /// type asked for, so a call of a million types would hold every other client for seconds
-/// before the limit refused it. The walk stops at the first element past a bound, with the
-/// error the full check gives.
+/// before the limit refused it. The walk stops at the first element past a bound, with that
+/// limit's error (the full check, meeting the faults of a call in the same order, would mostly
+/// give the same one).
 struct ArgumentBounds: Sendable {
     let maxItems: Int
     let maxTypesPerItem: Int
