@@ -34,7 +34,7 @@ struct Pasteboardd: AsyncParsableCommand {
     var desktop: DesktopMode = .auto
 
     @Option(name: .long, help: ArgumentHelp(
-        "Where the pasteboards are kept: sqlite:FOLDER (the default, in the state directory) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE], shared by every server pointed at it (also PASTEBOARDD_STORE); without a password in it, PGPASSWORD or ~/.pgpass gives it.",
+        "Where the pasteboards are kept: sqlite:FOLDER (the default, in the state directory) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, shared by every server pointed at it (also PASTEBOARDD_STORE); its parameters sslmode=MODE and sslrootcert=FILE set TLS as libpq's do, and without a password in it, PGPASSWORD or ~/.pgpass gives it.",
         valueName: "STORE"))
     var store: String?
 

@@ -46,7 +46,12 @@ public struct TypeDescription: Sendable, Equatable {
         if text.isMIMESpelling {
             let type = (try? PasteboardType(validating: text))!
             mime = type.withoutParameters
-            exact = (type.appleIdentifier, type)
+            // Apple's identifier only when it stands for exactly this type: public.html is not
+            // text/html;charset=utf-8.
+            let identifier = type.appleIdentifier.flatMap { identifier in
+                AppleTypeIdentifiers.mimeTypeByIdentifier[identifier].flatMap { try? PasteboardType(validating: $0) } == type ? identifier : nil
+            }
+            exact = (identifier, type)
         } else if let mapped = AppleTypeIdentifiers.mimeTypeByIdentifier[text.lowercased()], let type = try? PasteboardType(validating: mapped) {
             mime = type.withoutParameters
             exact = (text.lowercased(), type)
@@ -63,8 +68,10 @@ public struct TypeDescription: Sendable, Equatable {
             throw .init(.notDeclared, "\(mime) is not a type the MIME database knows; declare it with `pbctl types declare IDENTIFIER --mime \(mime) --conforms-to TYPE`")
         }
         let refined = exact.type != exact.type.withoutParameters
+        // A refined type without an identifier of its own is named by its exact MIME type, not
+        // by the identifier of the type it refines.
         self.init(
-            identifier: exact.identifier ?? canonical.appleIdentifier ?? canonical.rawValue, mimeType: refined ? exact.type.rawValue : canonical.rawValue,
+            identifier: exact.identifier ?? (refined ? exact.type.rawValue : canonical.appleIdentifier ?? canonical.rawValue), mimeType: refined ? exact.type.rawValue : canonical.rawValue,
             supertypes: (refined ? [canonical.rawValue] : []) + Self.supertypes(of: canonical, in: database), comment: entry?.comment ?? "",
             extensions: entry?.extensions ?? [], declaredIn: entry?.file ?? "")
     }
