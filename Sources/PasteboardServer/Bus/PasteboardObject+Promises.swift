@@ -24,10 +24,15 @@ extension PasteboardObject {
     /// desktop app, or the server it was written on), within `provider-timeout-ms`. Data that
     /// would make its item or pasteboard larger than the limits allow is refused, as a write of
     /// it would be: each way admits it (``PasteboardService/admitProvided(_:size:)``) as soon as
-    /// its size is known, before it is kept, and the admission ends with the asking.
+    /// its size is known, before it is kept; the admission counts until the promise is resolved,
+    /// and is withdrawn when the asking fails.
     func provide(_ promise: Promise) async throws -> Payload {
-        defer { service.releaseAdmission(of: promise) }
-        return try await fetch(promise)
+        do {
+            return try await fetch(promise)
+        } catch {
+            service.withdrawAdmission(of: promise)
+            throw error
+        }
     }
 
     private func fetch(_ promise: Promise) async throws -> Payload {

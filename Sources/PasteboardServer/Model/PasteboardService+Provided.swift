@@ -22,20 +22,20 @@ extension PasteboardService {
     /// current ones, else the generation of the history), and with what was admitted for their
     /// other promises and is on its way; a promise not yet provided counts nothing. Checked and
     /// recorded in one step, so that two types of one item provided at once cannot both pass.
-    /// The admission lasts until ``releaseAdmission(of:)``. Safe from any thread.
+    /// The admission lasts until the promise is resolved, or ``withdrawAdmission(of:)``. Safe
+    /// from any thread.
     func admitProvided(_ promise: Promise, size: UInt64) throws(PasteboardError) {
         guard let entry = entries.withLock({ $0[promise.name] }) else { return }
         let items = entry.items.contains(where: promise.isHeld(by:)) ? entry.items : entry.history.first { $0.items.contains(where: promise.isHeld(by:)) }?.items ?? []
         guard let index = items.firstIndex(where: promise.isHeld(by:)) else { return }
-        try admittedProvided.withLock { (admitted) throws(PasteboardError) in
-            // Without the promise's own data, which may be counted already (a retry).
-            func others(_ item: Item) -> UInt64 {
-                item.representations.reduce(0) { sum, representation in
-                    guard case .promised(let held) = representation.payload else { return sum + representation.size }
-                    if held === promise { return sum }
-                    return sum + (held.resolved?.size ?? admitted[ObjectIdentifier(held)] ?? 0)
-                }
+        // Without the promise's own data, which may be counted already (a retry).
+        func others(_ item: Item) -> UInt64 {
+            item.representations.reduce(0) { sum, representation in
+                guard case .promised(let held) = representation.payload else { return sum + representation.size }
+                return held === promise ? sum : sum + (held.countedSize ?? 0)
             }
+        }
+        try admission.withLock { _ throws(PasteboardError) in
             let item = others(items[index]) + size
             if item > limits.maxItemBytes {
                 throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make item \(index) hold \(item) bytes, over \(limits.maxItemBytes) (max-item-bytes)")
@@ -44,14 +44,13 @@ extension PasteboardService {
             if total > limits.maxPasteboardBytes {
                 throw .providerFailed("the \(promise.type) data provided for '\(promise.name)' would make it hold \(total) bytes, over \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
             }
-            admitted[ObjectIdentifier(promise)] = size
+            promise.setAdmitted(size)
         }
     }
 
-    /// Ends the admission of data provided for `promise`: it is resolved now (and counted as
-    /// such), or was refused.
-    func releaseAdmission(of promise: Promise) {
-        admittedProvided.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(promise)) }
+    /// Withdraws what was admitted for `promise`: its data was refused, or never came.
+    func withdrawAdmission(of promise: Promise) {
+        promise.setAdmitted(nil)
     }
 
     /// Stores `payload`, provided for `promise` (inline, or in a blob file of the store), in

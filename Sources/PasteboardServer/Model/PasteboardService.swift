@@ -43,9 +43,9 @@ final class PasteboardService: @unchecked Sendable {
     /// The committed contents of every name ever written; read from any thread, changed by
     /// whoever holds the turn (the queue, or the bus thread for a write it answers).
     let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
-    /// The sizes of data provided for promises and admitted (``admitProvided(_:size:)``) but not
-    /// yet resolved, by promise: counted toward the limits as if they were.
-    let admittedProvided = Mutex<[ObjectIdentifier: UInt64]>([:])
+    /// Held while provided data is checked against the limits and admitted
+    /// (``admitProvided(_:size:)``), so that two promises' data cannot both pass unseen.
+    let admission = Mutex<Void>(())
     /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
     var onChange: (@Sendable (Change) -> Void)?
     /// The pending expiry of each pasteboard that has one.

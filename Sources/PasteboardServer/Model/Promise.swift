@@ -43,6 +43,20 @@ final class Promise: Sendable {
         self.size = size
     }
 
+    /// The size of data provided for it and admitted within the limits, from the moment it was
+    /// admitted (``PasteboardService/admitProvided(_:size:)``) until it is resolved or refused.
+    private let admittedSize = Mutex<UInt64?>(nil)
+
+    /// The size to count for it: its data's once resolved, else what was admitted of it.
+    var countedSize: UInt64? {
+        resolved?.size ?? admittedSize.withLock { $0 }
+    }
+
+    /// Records that data of `size` bytes was admitted for it; nil: withdrawn (the fetch failed).
+    func setAdmitted(_ size: UInt64?) {
+        admittedSize.withLock { $0 = size }
+    }
+
     /// Whether `item` holds this promise.
     func isHeld(by item: Item) -> Bool {
         item.representations.contains { if case .promised(let held) = $0.payload { held === self } else { false } }
