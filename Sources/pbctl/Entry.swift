@@ -28,9 +28,9 @@ enum Entry {
             exit(ExitStatus.usage.rawValue)
         }
         MainThreadExecutor.run {
-            let arguments = CommandLine.arguments.dropFirst()
+            let arguments = ExecCommand.separate(AttachedValues.split(CommandLine.arguments.dropFirst())).line
             guard let job = QuickLine.job(for: arguments, commands: Pbctl.quickCommands) else {
-                await Pbctl.main()
+                await Pbctl.main(arguments)
                 exit(ExitStatus.success.rawValue)
             }
             do {

@@ -12,6 +12,16 @@ struct PasteTests {
         expectSuccess(try await world.pbctl("paste", "-t", "application/octet-stream"), stdout: "<b>bold</b>")
     }
 
+    /// `-pNAME` and `-tTYPE`, the values attached as getopt takes them.
+    @Test func attachedShortOptionValues() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("-pnotes", "copy", "-ttext/html", input: "<b>bold</b>"))
+        expectSuccess(try await world.pbctl("-p", "notes", "types"), stdout: "text/html\n")
+        expectSuccess(try await world.pbctl("-pnotes", "paste", "-timage/png", "-ttext/plain"), stdout: "<b>bold</b>")
+        expectSuccess(try await world.pbctl("paste", "-ttext/html", "-pnotes"), stdout: "<b>bold</b>")
+        expect(try await world.pbctl("paste"), status: 1, stdout: "", stderr: "pbctl: 'general' is empty\n")
+    }
+
     @Test func firstSatisfiableTypeWins() async throws {
         let world = try await PbctlHarness()
         try await world.writeItems("general", [[("text/html", Data("<p>rich</p>".utf8)), ("text/plain;charset=utf-8", Data("plain".utf8))]])

@@ -243,6 +243,18 @@ struct WatchTests {
         #expect(try await watcher.waitForLines(1) == ["notes 1 already there"])
     }
 
+    /// `-pNAME` is read as `-p NAME`, but the command's own arguments after `--exec` are its own.
+    @Test func execArgumentsAreNotSplit() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("-pnotes", "copy", input: "x"))
+        let script = #"printf '%s %s %s\n' "$PASTEBOARD_NAME" "$1" "$2" >> "$WATCH_OUTPUT""#
+        let watcher = try world.watch("-pnotes", "watch", "--since", "0", "--exec", "sh", "-c", script, "sh", "-tkept", "-pkept", environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        defer { watcher.stop() }
+        #expect(try await watcher.waitForLines(1) == ["notes -tkept -pkept"])
+    }
+
     /// A concealed current state is told as its `Changed` tells it: no types, and no secret
     /// on the command's stdin.
     @Test func sinceKeepsAConcealedSecret() async throws {

@@ -39,6 +39,8 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await WatchJob(target: global.target, all: all, json: json, since: since, exec: exec).runReportingFailures()
+        // The command's own arguments were kept from ArgumentParser (ExecCommand).
+        let command = exec == [ExecCommand.standIn] ? ExecCommand.command : exec
+        try await WatchJob(target: global.target, all: all, json: json, since: since, exec: command).runReportingFailures()
     }
 }

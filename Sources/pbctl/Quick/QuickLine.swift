@@ -6,7 +6,8 @@ import PasteboardModel
 /// Why: ArgumentParser finds a command's options by reflecting over the command types, which
 /// takes longer than the rest of a `pbctl paste` put together. So a line goes the quick way
 /// only when it is plainly well formed: a known command of ``Pbctl/quickCommands`` and only
-/// options it knows, each spelled out (`--type TYPE`, not `--type=TYPE` or `-tTYPE`), each
+/// options it knows, each spelled out (`--type TYPE` or `-t TYPE`, not `--type=TYPE`; `-tTYPE`
+/// is split before, by ``AttachedValues``), each
 /// value a separate argument that does not start with `-`, no option given twice unless it
 /// may be, no `--`, no `help`, and values that convert and validate. For any other line,
 /// help, completion scripts and every error message, ArgumentParser reads the line, so the

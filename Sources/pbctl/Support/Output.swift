@@ -37,7 +37,10 @@ enum Output {
                 let ready = poll(&stdout, 1, -1)
                 if ready < 0, errno == EINTR { continue }
                 guard ready > 0, stdout.revents & Int16(POLLERR) != 0 else { return }
-                stdoutFailed(EPIPE)
+                // `_exit`, not `exit`: from this thread, `exit`'s clean-up could wait forever
+                // for a lock the main thread holds. pbctl writes its output unbuffered, so
+                // there is nothing to flush.
+                _exit(ExitStatus.success.rawValue)
             }
         }
     }
