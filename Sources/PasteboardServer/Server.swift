@@ -103,6 +103,10 @@ public final class PasteboardServer: Sendable {
         var directory = configuration.stateDirectory
         if case .sqlite(let folder?) = configuration.store { directory = folder }
         if let sharedStore { directory = sharedStore.localFolder(in: configuration.stateDirectory) }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), !isFolder.boolValue {
+            throw StartError(description: "cannot keep the pasteboards in \(directory): it is a file, not a folder; name a folder (sqlite:FOLDER, or --state-dir DIR), which is made if it does not exist")
+        }
         let lock: StateLock
         let service: PasteboardService
         do {

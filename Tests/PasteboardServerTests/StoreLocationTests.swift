@@ -30,6 +30,15 @@ struct StoreLocationTests {
         }
     }
 
+    /// An IPv6 address is written in brackets, and is connected to without them.
+    @Test func anIPv6AddressIsTheHost() throws {
+        let local = try location("postgresql://pb@[::1]:5433/pasteboards")
+        #expect(local.host == "::1")
+        #expect(local.port == 5433)
+        #expect(local.description == "postgresql://pb@[::1]:5433/pasteboards")
+        #expect(try location("postgresql://pb@[fe80::1]/pasteboards").host == "fe80::1")
+    }
+
     /// `PGPASSWORD`, else the first matching line of the password file, which must be the
     /// user's alone.
     @Test func thePasswordComesAsLibpqFindsIt() throws {

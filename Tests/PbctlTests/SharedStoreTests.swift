@@ -507,6 +507,19 @@ struct SharedStoreTests {
         try await world.server?.restart()
         expectSuccess(try await world.pbctl("paste"), stdout: "kept there")
     }
+
+    @Test("--store sqlite: naming a file, not a folder, stops the start saying so")
+    func sqliteFile() async throws {
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let file = state + "/pasteboards"
+        FileManager.default.createFile(atPath: file, contents: Data("not a folder".utf8))
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--store", "sqlite:" + file], timeout: .seconds(10))
+        #expect(result.status != 0, "\(result)")
+        #expect(result.err.contains("\(file): it is a file, not a folder"), "\(result.err)")
+        #expect(FileManager.default.contents(atPath: file) == Data("not a folder".utf8))
+    }
 }
 
 /// A writer's `org.pasteboardd.Provider1`: answers `Provide` from a table, recording each type

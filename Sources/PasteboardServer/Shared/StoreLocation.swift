@@ -87,7 +87,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             throw StoreLocationError("'\(shown)' names no database: give postgresql://USER@HOST/DATABASE")
         }
         let socketFolder = components.queryItems?.first { $0.name == "host" }?.value
-        guard let host = components.host.flatMap({ $0.isEmpty ? nil : $0 }) ?? (socketFolder != nil ? "localhost" : nil) else {
+        // An IPv6 address comes bracketed (`[::1]`), which is the URL's syntax, not the address.
+        let named = components.host.map { $0.hasPrefix("[") && $0.hasSuffix("]") ? String($0.dropFirst().dropLast()) : $0 }
+        guard let host = named.flatMap({ $0.isEmpty ? nil : $0 }) ?? (socketFolder != nil ? "localhost" : nil) else {
             throw StoreLocationError("'\(shown)' names no host: give postgresql://USER@HOST/DATABASE (or ?host=/socket/folder)")
         }
         if let socketFolder, !socketFolder.hasPrefix("/") {
@@ -159,7 +161,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         if let socketFolder { parameters.append("host=\(socketFolder)") }
         if tls != .prefer { parameters.append("sslmode=\(tls.rawValue)") }
         if let rootCertificates { parameters.append("sslrootcert=\(rootCertificates)") }
-        return "postgresql://\(user)@\(host):\(port)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+        let address = host.contains(":") ? "[\(host)]" : host
+        return "postgresql://\(user)@\(address):\(port)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
     }
 
     /// The path of the server's unix socket, when it is reached through one.
