@@ -465,6 +465,31 @@ struct SharedStoreTests {
         #expect(try await hosts.database.query("SELECT count(*) FROM chunks") == "0\n")
     }
 
+    @Test("Chunks no change names, written over a day ago (a server killed while uploading), are deleted when a server opens the store; newer ones and those in use stay")
+    func leftChunksAreSwept() async throws {
+        let database = try await TestPostgres()
+        let host = try await PbctlHarness(store: database.url)
+        let large = randomBytes(300 << 10)
+        let file = try temporaryFile(large)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await host.pbctl("copy", "-t", "application/octet-stream", file))
+        let inUse = try await database.query("SELECT count(*) FROM chunks")
+        #expect(inUse != "0\n")
+        _ = try await database.query("UPDATE chunks SET made_at = now() - interval '2 days'")
+        _ = try await database.query("INSERT INTO chunks (blob, seq, data) VALUES ('left-old', 0, 'x'), ('left-old', 1, 'y'), ('left-new', 0, 'z')")
+        _ = try await database.query("UPDATE chunks SET made_at = now() - interval '2 days' WHERE blob = 'left-old'")
+        try await host.server?.restart()
+        let deadline = ContinuousClock.now + .seconds(15)
+        while try await database.query("SELECT count(*) FROM chunks WHERE blob = 'left-old'") != "0\n", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await database.query("SELECT count(*) FROM chunks WHERE blob = 'left-old'") == "0\n")
+        #expect(try await database.query("SELECT count(*) FROM chunks WHERE blob = 'left-new'") == "1\n")
+        #expect(try await database.query("SELECT count(*) FROM chunks WHERE blob NOT LIKE 'left-%'") == inUse)
+        let pasted = try await host.pbctl("paste", "-t", "application/octet-stream")
+        #expect(pasted.status == 0 && pasted.stdout == large, "\(pasted.err)")
+    }
+
     @Test("sslmode: require and verify-full encrypt the connection (verify-full refusing a certificate of another authority); disable does not; unknown parameters are refused")
     func tls() async throws {
         let database = try await TestPostgres(tls: true)

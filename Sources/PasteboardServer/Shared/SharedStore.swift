@@ -30,7 +30,7 @@ final class SharedStore: Sendable {
     /// name of the folder of each server's local copy of it (``localFolder(in:)``).
     var id: String { storeID.withLock { $0 } }
     private let storeID = Mutex<String>("")
-    private let logger: Logger
+    let logger: Logger
     private let connection = Mutex<PostgresConnection?>(nil)
     /// Whether ``lock(_:)`` opened a transaction that ``commit(_:)`` or ``release()`` ends.
     private let inTransaction = Atomic<Bool>(false)
@@ -54,6 +54,7 @@ final class SharedStore: Sendable {
             }
         }
         store.storeID.withLock { $0 = id }
+        Task.detached { await store.sweepLeftChunks() }
         return store
     }
 
@@ -114,6 +115,9 @@ final class SharedStore: Sendable {
         } else if version < Self.schemaVersion {
             try await connection.query("UPDATE pasteboardd_schema SET version = \(Self.schemaVersion)", logger: logger)
         }
+        // When each chunk was written, so that those a server left behind (killed while
+        // uploading, or its reader gone) can be told from uploads still in progress.
+        try await connection.query("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS made_at timestamptz NOT NULL DEFAULT now()", logger: logger)
         // 4: an id of the database's own, for the folder of each server's local copy.
         try await connection.query("ALTER TABLE pasteboardd_schema ADD COLUMN IF NOT EXISTS id text", logger: logger)
         try await connection.query("""
@@ -500,7 +504,7 @@ final class SharedStore: Sendable {
 
     /// A new connection: for work that must not join the service queue's transaction (large
     /// data, messages), and for listening.
-    private func openConnection() async throws -> PostgresConnection {
+    func openConnection() async throws -> PostgresConnection {
         try await PostgresConnection.connect(configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
     }
 
