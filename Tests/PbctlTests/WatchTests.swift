@@ -243,6 +243,17 @@ struct WatchTests {
         #expect(try await watcher.waitForLines(1) == ["notes 1 already there"])
     }
 
+    /// A command that cannot be found is a usage error at once, not a failure at every change.
+    @Test func execOfAMissingProgramIsAUsageError() async throws {
+        let world = try await PbctlHarness()
+        expect(
+            try await world.pbctl("watch", "--exec", "/nonexistent/program", "x"), status: 64,
+            stdout: "", stderr: "pbctl: cannot run /nonexistent/program: no such program\n")
+        expect(
+            try await world.pbctl("watch", "--exec", "no-such-program-of-pbctl"), status: 64,
+            stdout: "", stderr: "pbctl: cannot run no-such-program-of-pbctl: no such program in PATH\n")
+    }
+
     /// `-pNAME` is read as `-p NAME`, but the command's own arguments after `--exec` are its own.
     @Test func execArgumentsAreNotSplit() async throws {
         let world = try await PbctlHarness()

@@ -17,6 +17,10 @@ struct WatchJob: Job {
     var exec: [String]
 
     func run() async throws {
+        // A command that cannot be found is said at once (64), not at every change.
+        if let program = exec.first, !ChildProcess.canFind(program) {
+            throw Failure(message: "cannot run \(program): no such program\(program.utf8.contains(UInt8(ascii: "/")) ? "" : " in PATH")", status: .usage)
+        }
         signal(SIGPIPE, SIG_IGN)
         Output.endWhenTheReaderLeaves()
         try await Session.run(target) { server in

@@ -16,6 +16,20 @@ enum ChildProcess {
         case descriptor(Int32)
     }
 
+    /// Whether `program` is one `env` would run: a path to an executable file, or the name of
+    /// one in a folder of `PATH`. What `env` reads as its own (`NAME=VALUE`, an option) counts.
+    static func canFind(_ program: String) -> Bool {
+        // Bytes, not Foundation's `contains(_:)` for strings, which the static pbctl cannot run.
+        if program.utf8.contains(UInt8(ascii: "=")) || program.hasPrefix("-") { return true }
+        if program.utf8.contains(UInt8(ascii: "/")) { return access(program, X_OK) == 0 }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":", omittingEmptySubsequences: false).contains { folder in
+            var isFolder = stat()
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
+            return access(candidate, X_OK) == 0 && stat(candidate, &isFolder) == 0 && isFolder.st_mode & S_IFMT != S_IFDIR
+        }
+    }
+
     /// Starts `executable` with `arguments` (the first is `argv[0]`) and waits for it to end.
     ///
     /// - Throws: the reason it could not be started, as `strerror` says it.
