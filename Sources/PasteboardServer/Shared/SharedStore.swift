@@ -117,7 +117,15 @@ final class SharedStore: Sendable {
         }
         // When each chunk was written, so that those a server left behind (killed while
         // uploading, or its reader gone) can be told from uploads still in progress.
-        try await connection.query("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS made_at timestamptz NOT NULL DEFAULT now()", logger: logger)
+        // Looked up first: ALTER TABLE locks the whole table even when the column is there,
+        // which would hold up the other servers' large data at every start.
+        let madeAt = try await connection.query("""
+            SELECT 1 FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name = 'chunks' AND column_name = 'made_at'
+            """, logger: logger).collect()
+        if madeAt.isEmpty {
+            try await connection.query("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS made_at timestamptz NOT NULL DEFAULT now()", logger: logger)
+        }
         // 4: an id of the database's own, for the folder of each server's local copy.
         try await connection.query("ALTER TABLE pasteboardd_schema ADD COLUMN IF NOT EXISTS id text", logger: logger)
         try await connection.query("""
