@@ -20,7 +20,9 @@ enum Entry {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
             // A pasteboard name the server would refuse is bad input (65), as any invalid name is.
             let previous = CommandLine.unsafeArgv[index - 1].flatMap { String(validatingCString: $0) }
-            if previous == "-p" || previous == "--pasteboard" || strncmp(raw, "--pasteboard=", 13) == 0 {
+            // `-pNAME` and `-p=NAME` name it too (AttachedValues).
+            let attached = strncmp(raw, "-p", 2) == 0 && raw[2] != 0
+            if previous == "-p" || previous == "--pasteboard" || strncmp(raw, "--pasteboard=", 13) == 0 || attached {
                 Output.error("the pasteboard name (argument \(index)) is not valid UTF-8; a pasteboard name is 1 to 255 bytes of UTF-8 without control characters")
                 exit(ExitStatus.refused.rawValue)
             }

@@ -106,6 +106,8 @@ struct CopyTests {
         #expect(closed.status == 74 && closed.err == "pbctl: cannot read the input: standard input is closed\n", "\(closed)")
         let notUTF8 = try await runProgram("/bin/sh", ["-c", "echo y | \"$0\" --address \"$1\" -p \"$(printf '\\377')\" copy", pbctl, world.bus.address])
         #expect(notUTF8.status == 65 && notUTF8.err.contains("pasteboard name (argument 4) is not valid UTF-8"), "\(notUTF8)")
+        let attachedNotUTF8 = try await runProgram("/bin/sh", ["-c", "echo y | \"$0\" --address \"$1\" -p\"$(printf '\\377')\" copy", pbctl, world.bus.address])
+        #expect(attachedNotUTF8.status == 65 && attachedNotUTF8.err.contains("pasteboard name (argument 3) is not valid UTF-8"), "\(attachedNotUTF8)")
         let notUTF8File = try await runProgram("/bin/sh", ["-c", "echo y | \"$0\" --address \"$1\" copy \"$(printf '\\377')\"", pbctl, world.bus.address])
         #expect(notUTF8File.status == 64 && notUTF8File.err.contains("argument 4 is not valid UTF-8"), "\(notUTF8File)")
         expectSuccess(try await world.pbctl("list"), stdout: "general\n")

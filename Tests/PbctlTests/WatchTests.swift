@@ -264,6 +264,12 @@ struct WatchTests {
         let watcher = try world.watch("-pnotes", "watch", "--since", "0", "--exec", "sh", "-c", script, "sh", "-tkept", "-pkept", environment: ["WATCH_OUTPUT": file], linesFrom: file)
         defer { watcher.stop() }
         #expect(try await watcher.waitForLines(1) == ["notes -tkept -pkept"])
+        // The command named in the same argument: --exec=CMD.
+        let attachedFile = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: attachedFile) }
+        let attached = try world.watch("-pnotes", "watch", "--since", "0", "--exec=sh", "-c", script, "sh", "-tkept", environment: ["WATCH_OUTPUT": attachedFile], linesFrom: attachedFile)
+        defer { attached.stop() }
+        #expect(try await attached.waitForLines(1) == ["notes -tkept "])
     }
 
     /// A concealed current state is told as its `Changed` tells it: no types, and no secret

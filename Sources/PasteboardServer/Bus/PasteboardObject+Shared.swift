@@ -58,7 +58,8 @@ extension PasteboardObject {
                 switch notice {
                 case .changed(let name, let count):
                     guard let name = try? PasteboardName(validating: name) else { return }
-                    service.perform { service.sharedChanged(name, count: count) }
+                    let heard = ContinuousClock.now
+                    service.perform { service.sharedChanged(name, count: count, heardAt: heard) }
                 case .asked(let bus, let request, let name, let count, let item, let type):
                     guard bus == service.busID, let self else { return }
                     Task { await self.provideToOtherServer(request, name: name, count: count, item: item, type: type) }
@@ -68,7 +69,10 @@ extension PasteboardObject {
                     shared.answered(request, .failed(reason))
                 }
             },
-            caughtUp: { service.perform { service.catchUpShared() } })
+            caughtUp: {
+                let heard = ContinuousClock.now
+                service.perform { service.catchUpShared(heardAt: heard) }
+            })
         sharedListener.withLock { $0 = task }
     }
 

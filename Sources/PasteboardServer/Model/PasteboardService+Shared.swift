@@ -13,7 +13,7 @@ extension PasteboardService {
         do {
             let count = try shared.run { () throws(SharedStoreError) in try await store.lock(name.rawValue) }
             guard let count else { return }
-            takeIn(name, upTo: count)
+            takeIn(name, upTo: count, heardAt: .now)
         } catch {
             // The change then fails to save, saying why.
         }
@@ -27,15 +27,15 @@ extension PasteboardService {
     }
 
     /// Takes in every pasteboard whose count moved in the shared store: at start, and after
-    /// listening to it again (what changed meanwhile was not announced).
-    func catchUpShared() {
+    /// listening to it again (what changed meanwhile was not announced), at `heardAt`.
+    func catchUpShared(heardAt: ContinuousClock.Instant) {
         guard let shared else { return }
         let store = shared.store
         do {
-            let counts = try shared.run(failingFast: false) { () throws(SharedStoreError) in try await store.counts() }
+            let counts = try shared.run(heardAt: heardAt) { () throws(SharedStoreError) in try await store.counts() }
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
                 guard let name = try? PasteboardName(validating: raw) else { continue }
-                takeIn(name, upTo: count)
+                takeIn(name, upTo: count, heardAt: heardAt)
             }
         } catch {
             logger.warning("store: could not catch up with \(store.location): \(error)")
@@ -44,37 +44,37 @@ extension PasteboardService {
 
     /// Another server changed `name` to `count`: that change is taken in (announced with its
     /// own count and types, so that watchers here see each change), and any before it this
-    /// server missed, unless it has them already.
-    func sharedChanged(_ name: PasteboardName, count: UInt64) {
-        takeIn(name, upTo: count)
+    /// server missed, unless it has them already. `heardAt`: when the notification arrived.
+    func sharedChanged(_ name: PasteboardName, count: UInt64, heardAt: ContinuousClock.Instant) {
+        takeIn(name, upTo: count, heardAt: heardAt)
     }
 
     /// Takes in each change of `name` after this server's own count up to `count`, in order,
     /// each announced with its own count and types: those the database keeps (the last
     /// ``SharedStore/keptChanges`` of a name, none before its last `Remove`), else the latest
     /// alone.
-    private func takeIn(_ name: PasteboardName, upTo count: UInt64) {
+    private func takeIn(_ name: PasteboardName, upTo count: UInt64, heardAt: ContinuousClock.Instant) {
         guard let shared else { return }
         let local = entry(name).count
         guard count > local else { return }
         let store = shared.store
         // Only a gap needs the list: the next change alone is taken in at once.
-        let kept = count == local + 1 ? [count] : (try? shared.run(failingFast: false) { () throws(SharedStoreError) in
+        let kept = count == local + 1 ? [count] : (try? shared.run(heardAt: heardAt) { () throws(SharedStoreError) in
             try await store.changes(of: name.rawValue, after: local)
         }) ?? []
         for missed in kept where missed <= count && missed > entry(name).count {
-            takeIn(name, count: missed)
+            takeIn(name, count: missed, heardAt: heardAt)
         }
-        if count > entry(name).count { takeIn(name, count: count) }
+        if count > entry(name).count { takeIn(name, count: count, heardAt: heardAt) }
     }
 
     /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it
     /// the contents here.
-    private func takeIn(_ name: PasteboardName, count: UInt64? = nil) {
+    private func takeIn(_ name: PasteboardName, count: UInt64?, heardAt: ContinuousClock.Instant) {
         guard let shared else { return }
         let store = shared.store
         do {
-            guard let row = try shared.run(failingFast: false, { () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
+            guard let row = try shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
             let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
             if let change = try adopt(name, remote) { onChange?(change) }
         } catch {

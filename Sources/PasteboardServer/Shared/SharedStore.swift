@@ -117,11 +117,11 @@ final class SharedStore: Sendable {
         }
         // When each chunk was written, so that those a server left behind (killed while
         // uploading, or its reader gone) can be told from uploads still in progress.
-        // Looked up first: ALTER TABLE locks the whole table even when the column is there,
-        // which would hold up the other servers' large data at every start.
+        // Looked up first (the table found as ALTER TABLE finds it, by the search path): ALTER
+        // TABLE locks the whole table even when the column is there, which would hold up the
+        // other servers' large data at every start.
         let madeAt = try await connection.query("""
-            SELECT 1 FROM information_schema.columns
-            WHERE table_schema = current_schema() AND table_name = 'chunks' AND column_name = 'made_at'
+            SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('chunks') AND attname = 'made_at' AND NOT attisdropped
             """, logger: logger).collect()
         if madeAt.isEmpty {
             try await connection.query("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS made_at timestamptz NOT NULL DEFAULT now()", logger: logger)

@@ -67,6 +67,8 @@ final class SharedSync: Sendable {
     /// How long the service queue waits for the database before the change fails: a database
     /// that stops answering (a network gone, not a refusal) must not hold every client.
     static let patience: DispatchTimeInterval = .seconds(10)
+    /// How long calls fail at once after the database did not answer within ``patience``.
+    static let silence: Duration = .seconds(10)
 
     /// Runs `operation` on the database for the service queue, which waits at most
     /// ``patience``; after that the connection is given up (and its transaction with it).
@@ -74,16 +76,16 @@ final class SharedSync: Sendable {
     /// A database that did not answer is not waited for again for as long: every change queued
     /// behind the one that waited would wait its own 10 s, and clients (whose calls time out
     /// after 25 s) would get D-Bus timeouts instead of the contract's error. Within that time
-    /// changes fail at once; the first after it tries the database again. Taking in what other
-    /// servers changed (`failingFast` false) is never refused so: it is asked for only once the
-    /// database has spoken again (a notification, listening again), and a change skipped would
-    /// never be announced.
-    func run<Value: Sendable>(failingFast: Bool = true, _ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
-        if failingFast, let until = silentUntil.withLock({ $0 }), ContinuousClock.now < until {
+    /// changes fail at once; the first after it tries the database again. Taking in what the
+    /// database told after it went silent (`heardAt`: when the notification arrived, or listening
+    /// started again) is not refused so, since it has spoken since, and a change skipped would
+    /// never be announced; but once one of those calls waits in vain, the rest fail at once too.
+    func run<Value: Sendable>(heardAt: ContinuousClock.Instant? = nil, _ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
+        if let until = silentUntil.withLock({ $0 }), ContinuousClock.now < until, (heardAt.map { $0 <= until - Self.silence } ?? true) {
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s a moment ago; changes fail at once until it is tried again, within 10 s")
         }
         guard let value = try Self.wait(within: Self.patience, operation) else {
-            silentUntil.withLock { $0 = .now + .seconds(10) }
+            silentUntil.withLock { $0 = .now + Self.silence }
             store.abandonConnection()
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s")
         }

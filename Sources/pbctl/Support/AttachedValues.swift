@@ -4,7 +4,7 @@
 /// ArgumentParser would read `-pnotes` as a cluster of flags (`-p -n -o …`) and refuse it.
 /// pbctl's only short options, `-p` and `-t`, both take a value, so an argument starting with
 /// either can be nothing else. `-p=NAME` is left to ArgumentParser, which reads it already;
-/// nothing after `--` or `--exec` (another program's arguments) is touched.
+/// nothing after `--` or `--exec` (or `--exec=CMD`: another program's arguments) is touched.
 enum AttachedValues {
     /// The short options that take a value.
     static let options = ["-p", "-t"]
@@ -14,7 +14,7 @@ enum AttachedValues {
         result.reserveCapacity(arguments.count + 1)
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
-            if argument == "--" || argument == "--exec" {
+            if argument == "--" || argument == "--exec" || argument.hasPrefix("--exec=") {
                 result.append(argument)
                 result.append(contentsOf: remaining)
                 break

@@ -11,13 +11,16 @@ enum ExecCommand {
     /// The command of this process's line (empty without `--exec`).
     static let command: [String] = separate(AttachedValues.split(CommandLine.arguments.dropFirst())).command
 
-    /// `arguments` with what follows `--exec` replaced by the stand-in, and what followed it.
-    /// An `--exec` after `--` is a positional argument, and is left alone.
+    /// `arguments` with what follows `--exec` replaced by the stand-in, and what followed it
+    /// (`--exec=CMD ARG...` names CMD in the same argument). An `--exec` after `--` is a
+    /// positional argument, and is left alone.
     static func separate(_ arguments: [String]) -> (line: [String], command: [String]) {
-        guard let exec = arguments.firstIndex(where: { $0 == "--exec" || $0 == "--" }), arguments[exec] == "--exec" else {
+        let attached = "--exec="
+        guard let exec = arguments.firstIndex(where: { $0 == "--exec" || $0.hasPrefix(attached) || $0 == "--" }), arguments[exec] != "--" else {
             return (arguments, [])
         }
-        let command = Array(arguments[(exec + 1)...])
-        return (Array(arguments[...exec]) + (command.isEmpty ? [] : [standIn]), command)
+        var command = Array(arguments[(exec + 1)...])
+        if arguments[exec].hasPrefix(attached) { command.insert(String(arguments[exec].dropFirst(attached.count)), at: 0) }
+        return (Array(arguments[..<exec]) + ["--exec"] + (command.isEmpty ? [] : [standIn]), command)
     }
 }
