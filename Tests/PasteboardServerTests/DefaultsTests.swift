@@ -19,7 +19,8 @@ struct DefaultsTests {
             server.send(Data())
             let watcher = try Connection.connect(address: bus.address)
             defer { watcher.close() }
-            let owns = try await eventually(timeout: .seconds(10)) {
+            // The default 20 s: with every suite running on two cores a start can take seconds.
+            let owns = try await eventually {
                 guard server.exitStatus == nil else { return true }
                 guard let owner = try await watcher.nameOwner(TestServer.busName) else { return false }
                 return (try? await watcher.unixProcessID(of: owner)) == UInt32(server.pid)
