@@ -39,7 +39,6 @@ extension X11Clipboard {
         let generation = generations[selection, default: 0]
         convert(selection, generation: generation, target: atoms.targets, timeout: .seconds(5)) { [self] result in
             guard generations[selection] == generation else { return }
-            settled[selection] = generation
             // An app that does not answer at all (hung, or gone meanwhile) has copied nothing
             // that can be known: no change is made of it.
             if case .failure(let error) = result, case .timedOut = error { return }
@@ -54,6 +53,12 @@ extension X11Clipboard {
             }
             delegate?.desktopSelectionChanged(selection, source: X11Source(clipboard: self, selection: selection, generation: generation, types: types))
         }
+    }
+
+    /// Whether the current owner of `selection` is still being asked for its `TARGETS`: a new
+    /// owner not yet reported to the delegate.
+    func isBeingListed(_ selection: DesktopSelection) -> Bool {
+        conversions.values.contains { $0.selection == selection && $0.target == atoms.targets && $0.generation == generations[selection] }
     }
 
     /// Converts the current owner's `selection` to `target` into a memfd; `finish` runs on the

@@ -35,10 +35,6 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     var disowning: Set<DesktopSelection> = []
     /// Counts the owners each selection has had, so that work for an earlier one is dropped.
     var generations: [DesktopSelection: UInt64] = [:]
-    /// The generation of each selection whose owner is settled: reported to the delegate (or
-    /// known to have nothing to report), or pasteboardd itself. Behind ``generations`` while a
-    /// new owner's `TARGETS` are being asked.
-    var settled: [DesktopSelection: UInt64] = [:]
     /// Conversions asked of other apps, by the property of ours they answer in.
     var conversions: [xcb_atom_t: Conversion] = [:]
     /// Properties free for the next conversion (each conversion needs its own).
@@ -114,7 +110,6 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             xcb_set_selection_owner(display.connection, display.window, atom, time)
             disowning.remove(selection)
             generations[selection, default: 0] += 1
-            settled[selection] = generations[selection]
             // The ICCCM's check: another app may have taken it at a later time meanwhile, and
             // then keeps it (its copy is reported as usual).
             let owner = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, atom), nil)
@@ -128,7 +123,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             // An app that took the selection since the last report (its targets still being
             // asked) made a copy newer than what the pasteboard dropped: it stays, and is
             // reported as usual.
-            guard settled[selection, default: 0] == generations[selection, default: 0] else { return }
+            guard !isBeingListed(selection) else { return }
             owned.removeValue(forKey: selection)
             // An app that owns it is told by the X server (SelectionClear), as when another app
             // takes it; the "no owner" that follows is ours, not an app's quitting.
@@ -192,7 +187,6 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         owned[selection] = nil
         failConversions(of: selection, .ownerGone("the app that copied it has quit or copied something else"))
         if owner == xcb_window_t(XCB_NONE) {
-            settled[selection] = generations[selection]
             if disowning.remove(selection) == nil { delegate?.desktopSelectionChanged(selection, source: nil) }
             return
         }
