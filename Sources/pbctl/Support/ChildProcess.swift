@@ -24,9 +24,9 @@ enum ChildProcess {
         if program.utf8.contains(UInt8(ascii: "/")) { return access(program, X_OK) == 0 }
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
         return path.split(separator: ":", omittingEmptySubsequences: false).contains { folder in
-            var isFolder = stat()
+            var status = stat()
             let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
-            return access(candidate, X_OK) == 0 && stat(candidate, &isFolder) == 0 && isFolder.st_mode & S_IFMT != S_IFDIR
+            return access(candidate, X_OK) == 0 && stat(candidate, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
         }
     }
 
