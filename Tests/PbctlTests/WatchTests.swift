@@ -30,17 +30,18 @@ struct WatchTests {
 
     /// `pbctl watch | head -n 1`: once the reader has gone, the watch ends at once, without
     /// waiting for a second change to find the pipe closed.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(2)))
     func endsWhenItsReaderGoes() async throws {
         let world = try await PbctlHarness()
         let pbctl = try Paths.product("pbctl")
         let output = try temporaryFile(Data(), "pbctl-watch-head")
         defer { try? FileManager.default.removeItem(atPath: output) }
         async let piped = runProgram(
-            "/bin/sh", ["-c", "\"$0\" --address \"$1\" -p w watch | head -n 1 > \"$2\"", pbctl, world.bus.address, output], timeout: .seconds(20))
-        // Changes until the watch has started and head has its line; then none.
+            "/bin/sh", ["-c", "\"$0\" --address \"$1\" -p w watch | head -n 1 > \"$2\"", pbctl, world.bus.address, output], timeout: .seconds(60))
+        // Changes until the watch has started and head has its line (a loaded machine may take
+        // seconds to start it), then none: the watch must end without another.
         let started = ContinuousClock.now
-        while (FileManager.default.contents(atPath: output) ?? Data()).isEmpty, ContinuousClock.now - started < .seconds(15) {
+        while (FileManager.default.contents(atPath: output) ?? Data()).isEmpty, ContinuousClock.now - started < .seconds(45) {
             expectSuccess(try await world.pbctl("-p", "w", "copy", input: "x"))
             try await Task.sleep(for: .milliseconds(100))
         }
