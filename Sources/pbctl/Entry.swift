@@ -30,7 +30,7 @@ enum Entry {
             exit(ExitStatus.usage.rawValue)
         }
         MainThreadExecutor.run {
-            let arguments = ExecCommand.arguments.line
+            let arguments = ExecCommand.separate(AttachedValues.split(CommandLine.arguments.dropFirst())).line
             guard let job = QuickLine.job(for: arguments, commands: Pbctl.quickCommands) else {
                 await Pbctl.main(arguments)
                 exit(ExitStatus.success.rawValue)

@@ -8,12 +8,8 @@
 enum ExecCommand {
     static let standIn = "pbctl-exec-command"
 
-    /// This process's line as pbctl reads it (``AttachedValues``, then the command taken out),
-    /// made once for `Entry` and for `Watch`.
-    static let arguments = separate(AttachedValues.split(CommandLine.arguments.dropFirst()))
-
     /// The command of this process's line (empty without `--exec`).
-    static var command: [String] { arguments.command }
+    static let command: [String] = separate(AttachedValues.split(CommandLine.arguments.dropFirst())).command
 
     /// `arguments` with what follows `--exec` replaced by the stand-in, and what followed it
     /// (`--exec=CMD ARG...` names CMD in the same argument). An `--exec` after `--` is a
