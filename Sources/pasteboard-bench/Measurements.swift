@@ -91,10 +91,25 @@ struct Measurements {
             floor.add(floorTime.micros)
             cFloor.add(cFloorTime.micros)
         }
+        // Where the time goes, measured after the timed rounds so as not to disturb them: the
+        // CPU each process spends per pair, in a block of pairs to each service.
+        let pairs = max(repetitions.roundTrips / 3, 100)
+        let serverCPU = try await CPUShare.measure(rounds: pairs, service: fixture.serverPID, bus: fixture.daemonPID) {
+            for _ in 0..<pairs {
+                try await Self.writeItems(client, "bench-round-trip", payload)
+                _ = try await Self.readData(client, "bench-round-trip")
+            }
+        }
+        let cFloorCPU = try await CPUShare.measure(rounds: pairs, service: fixture.cFloorPID, bus: fixture.daemonPID) {
+            for _ in 0..<pairs {
+                _ = try await echo(client, "Set", [.bytes(payload)], c: true)
+                _ = try await echo(client, "Get", c: true)
+            }
+        }
         return [
             Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: floor, floorName: "Set+Get", goal: .ratioAtMost(1.25)),
             Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: cFloor, floorName: "C Set+Get", goal: .ratioAtMost(1.15)),
-        ]
+        ] + serverCPU.figures(per: "pair", against: cFloorCPU, floorName: "C Set+Get", count: pairs)
     }
 
     // MARK: 2. Signal latency
@@ -159,24 +174,26 @@ struct Measurements {
         let calls = repetitions.callsPerClient
         var serverRate = Sample(), floorRate = Sample(), cFloorRate = Sample(), serverLatency = Sample(), floorLatency = Sample()
         var serverErrors = 0, floorErrors = 0
+        let mixedCall: @Sendable (Connection, Int, Int) async throws -> Void = { client, index, call in
+            let name = "bench-mixed-\(index)"
+            switch call % 4 {
+            case 0: try await Self.writeItems(client, name, payload)
+            case 1: _ = try await Self.readData(client, name)
+            case 2: _ = try await Self.server(client, "Types", [.string(name)])
+            default: _ = try await Self.server(client, "ChangeCount", [.string(name)])
+            }
+        }
+        let cFloorCall: @Sendable (Connection, Int, Int) async throws -> Void = { [self] client, _, call in
+            _ = try await call % 2 == 0 ? self.echo(client, "Set", [.bytes(payload)], c: true) : self.echo(client, "Get", c: true)
+        }
         // One pair of runs first, not counted: the server's first run after a pause was
         // measured 10–15% slower than the runs after it, the floor's not.
         for run in 0...repetitions.concurrentRuns {
-            let pasteboard = try await Self.together(clients, calls: calls) { client, index, call in
-                let name = "bench-mixed-\(index)"
-                switch call % 4 {
-                case 0: try await Self.writeItems(client, name, payload)
-                case 1: _ = try await Self.readData(client, name)
-                case 2: _ = try await Self.server(client, "Types", [.string(name)])
-                default: _ = try await Self.server(client, "ChangeCount", [.string(name)])
-                }
-            }
+            let pasteboard = try await Self.together(clients, calls: calls, mixedCall)
             let floorRun = try await Self.together(clients, calls: calls) { [self] client, _, call in
                 _ = try await call % 2 == 0 ? self.echo(client, "Set", [.bytes(payload)]) : self.echo(client, "Get")
             }
-            let cFloorRun = try await Self.together(clients, calls: calls) { [self] client, _, call in
-                _ = try await call % 2 == 0 ? self.echo(client, "Set", [.bytes(payload)], c: true) : self.echo(client, "Get", c: true)
-            }
+            let cFloorRun = try await Self.together(clients, calls: calls, cFloorCall)
             serverErrors += pasteboard.errors
             floorErrors += floorRun.errors + cFloorRun.errors
             guard run > 0 else { continue }
@@ -187,6 +204,14 @@ struct Measurements {
             floorRun.latencies.forEach { floorLatency.add($0) }
         }
         if floorErrors > 0 { throw BenchError("the floor failed \(floorErrors) calls") }
+        // Where the time goes, after the timed runs: on two busy cores the throughput follows
+        // the CPU each call costs the three processes together.
+        let serverCPU = try await CPUShare.measure(rounds: count * calls, service: fixture.serverPID, bus: fixture.daemonPID) {
+            _ = try await Self.together(clients, calls: calls, mixedCall)
+        }
+        let cFloorCPU = try await CPUShare.measure(rounds: count * calls, service: fixture.cFloorPID, bus: fixture.daemonPID) {
+            _ = try await Self.together(clients, calls: calls, cFloorCall)
+        }
         return [
             Figure("\(count) clients mixed: throughput", unit: "calls/s", median: serverRate.median, p99: serverRate.percentile(0.01),
                    count: serverRate.count, floor: (floorRate.median, floorRate.percentile(0.01)), floorName: "Set/Get",
@@ -196,7 +221,7 @@ struct Measurements {
                    goal: .ratioAtLeast(0.9), errors: serverErrors),
             Figure("\(count) clients mixed: call latency", unit: "µs", serverLatency, floor: floorLatency, floorName: "Set/Get",
                    goal: .informational, errors: serverErrors),
-        ]
+        ] + serverCPU.figures(per: "call", against: cFloorCPU, floorName: "C Set/Get", count: count * calls)
     }
 
     private struct Concurrent: Sendable {

@@ -166,7 +166,6 @@ struct DeclaredTypeTests {
             (["types", "declare", "com.example.todo", "--mime", "todo", "--conforms-to", "public.json"], "not a MIME type"),
             (["types", "declare", "com.example.todo", "--mime", "application/json", "--conforms-to", "text/plain"], "system type public.json"),
             (["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to", "com.example.nope"], "declare it first"),
-            (["types", "declare", "com.example.todo", "--mime", "application/x-todo"], "conforms to nothing"),
             (["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to", "public.json", "--extension", "a/b"], "extension"),
             (["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to", "public.json", "--comment", "a\u{1}b"], "control characters"),
         ])
@@ -180,6 +179,24 @@ struct DeclaredTypeTests {
         #expect(String(decoding: result.stderr, as: UTF8.self).contains(expected), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: data.root + "/user/mime/packages"))
         expectSuccess(try await world.pbctl("paste"), stdout: "kept")
+    }
+
+    @Test("a declaration without --conforms-to is a usage error, as one without --mime is, and writes nothing")
+    func requiredOptions() async throws {
+        let data = try DataDirectories()
+        let world = try await PbctlHarness(server: false)
+        for arguments in [
+            ["types", "declare", "com.example.todo", "--mime", "application/x-todo"],
+            ["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to"],
+            ["types", "declare", "com.example.todo", "--conforms-to", "public.json"],
+        ] {
+            let result = try await world.pbctl(arguments, environment: data.environment)
+            expect(result, status: 64, stdout: "")
+            let message = String(decoding: result.stderr, as: UTF8.self)
+            #expect(message.contains(arguments.contains("--mime") ? "--conforms-to" : "--mime"), "\(arguments): \(message)")
+            #expect(message.contains("Usage: pbctl types declare <IDENTIFIER> --mime <TYPE> --conforms-to <TYPE> ..."), "\(message)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: data.root + "/user/mime/packages"))
     }
 
     @Test("undeclaring what is not declared exits 1, and what is no identifier 65; a system declaration without root's rights exits 74")

@@ -23,7 +23,7 @@ struct DeclareType: AsyncParsableCommand {
     @Option(
         name: .customLong("conforms-to"), parsing: .upToNextOption,
         help: ArgumentHelp("The types it conforms to: MIME types, Apple identifiers or declared identifiers (public.json).", valueName: "TYPE"))
-    var conformsTo: [String] = []
+    var conformsTo: [String]
 
     @Option(name: .customLong("extension"), help: ArgumentHelp("A file name extension, without the dot (repeatable).", valueName: "EXT"))
     var extensions: [String] = []
