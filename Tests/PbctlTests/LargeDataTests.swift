@@ -67,6 +67,28 @@ struct LargeDataTests {
         try await expectPastes(data, type: "application/octet-stream", in: world)
     }
 
+    /// Progress is for a person at a terminal: it is shown on stderr while the data goes
+    /// elsewhere, and not while the data itself is printed on the terminal, where the counter's
+    /// rewritten line would land in the middle of it. `script` gives pbctl a terminal.
+    @Test func progressOnlyWhenTheDataGoesElsewhere() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let data = Data(String(repeating: "x", count: 9 << 20).utf8)
+        expectSuccess(try await world.pbctl("copy", input: data))
+        let environment = ["PBCTL": try Paths.product("pbctl"), "BUS": world.bus.address, "SHELL": "/bin/sh"]
+        func onTerminal(_ command: String) async throws -> String {
+            let result = try await runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], environment: environment, timeout: .seconds(60))
+            #expect(result.status == 0, "\(command): \(result)")
+            return String(decoding: result.stdout, as: UTF8.self)
+        }
+        let elsewhere = try await onTerminal(#""$PBCTL" --address "$BUS" paste > /dev/null"#)
+        #expect(elsewhere.contains("pbctl: pasted 9.0 MiB"), "\(elsewhere.prefix(200))")
+        let onScreen = try await onTerminal(#""$PBCTL" --address "$BUS" paste"#)
+        // Only the outcomes are handed to the expectations: a failure would print their values.
+        let shown = onScreen.utf8.count, counterShown = onScreen.contains("pbctl:")
+        #expect(shown >= data.count)
+        #expect(!counterShown, "\(onScreen.suffix(200))")
+    }
+
     /// Checks that `paste` gives `data` back and `types` prints `type` (lines joined by `\n`).
     private func expectPastes(_ data: Data, type: String, in world: PbctlHarness, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let pasted = try await world.pbctl("paste")

@@ -95,9 +95,12 @@ final class Progress: @unchecked Sendable {
     private var lastShown: UInt64 = 0
     private var shown = false
 
-    /// Nil when stderr is not a terminal: scripts get no progress noise.
-    static func onTerminal(_ verb: String) -> Progress? {
-        Output.stderrIsTerminal ? Progress(verb) : nil
+    /// Nil when stderr is not a terminal: scripts get no progress noise. Nil too when the data
+    /// itself goes to a terminal (`dataTo`, a paste to the screen): the data shows how far it
+    /// got, and the counter's rewritten line would land in the middle of it.
+    static func onTerminal(_ verb: String, dataTo output: Int32? = nil) -> Progress? {
+        guard Output.stderrIsTerminal, output.map({ isatty($0) != 1 }) ?? true else { return nil }
+        return Progress(verb)
     }
 
     private init(_ verb: String) {
