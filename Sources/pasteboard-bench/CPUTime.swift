@@ -60,7 +60,10 @@ struct CPUShare {
         try await body()
         let client = CPUTime.nanoseconds() &- clientBefore
         let busTime = CPUTime.nanoseconds(of: bus) &- busBefore
-        // A server's work after the last reply (its `Changed`) is done within a millisecond.
+        // A server's work right after the last reply (its `Changed`) is done within a
+        // millisecond. Its commit log's background save, 100 ms after a write, is not waited
+        // for: the save of the block's last writes falls after it, as that of the writes just
+        // before the block (the timed rounds, the same calls) fell inside it.
         usleep(2_000)
         let serviceTime = CPUTime.nanoseconds(of: service) &- serviceBefore
         let scale = Double(rounds) * 1_000

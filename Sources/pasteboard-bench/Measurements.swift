@@ -72,20 +72,22 @@ struct Measurements {
         let payload = [UInt8](repeating: 0x61, count: 100)
         try await Self.writeItems(client, "bench-round-trip", payload)
         guard try await Self.readData(client, "bench-round-trip") == payload else { throw BenchError("ReadData returned other bytes than written") }
+        let serverPair = {
+            try await Self.writeItems(client, "bench-round-trip", payload)
+            _ = try await Self.readData(client, "bench-round-trip")
+        }
+        let cFloorPair = {
+            _ = try await echo(client, "Set", [.bytes(payload)], c: true)
+            _ = try await echo(client, "Get", c: true)
+        }
         var server = Sample(), floor = Sample(), cFloor = Sample()
         for index in 0..<(repetitions.warmUp + repetitions.roundTrips) {
-            let pasteboard = try await timed {
-                try await Self.writeItems(client, "bench-round-trip", payload)
-                _ = try await Self.readData(client, "bench-round-trip")
-            }
+            let pasteboard = try await timed(serverPair)
             let floorTime = try await timed {
                 _ = try await echo(client, "Set", [.bytes(payload)])
                 _ = try await echo(client, "Get")
             }
-            let cFloorTime = try await timed {
-                _ = try await echo(client, "Set", [.bytes(payload)], c: true)
-                _ = try await echo(client, "Get", c: true)
-            }
+            let cFloorTime = try await timed(cFloorPair)
             guard index >= repetitions.warmUp else { continue }
             server.add(pasteboard.micros)
             floor.add(floorTime.micros)
@@ -95,16 +97,10 @@ struct Measurements {
         // CPU each process spends per pair, in a block of pairs to each service.
         let pairs = max(repetitions.roundTrips / 3, 100)
         let serverCPU = try await CPUShare.measure(rounds: pairs, service: fixture.serverPID, bus: fixture.daemonPID) {
-            for _ in 0..<pairs {
-                try await Self.writeItems(client, "bench-round-trip", payload)
-                _ = try await Self.readData(client, "bench-round-trip")
-            }
+            for _ in 0..<pairs { try await serverPair() }
         }
         let cFloorCPU = try await CPUShare.measure(rounds: pairs, service: fixture.cFloorPID, bus: fixture.daemonPID) {
-            for _ in 0..<pairs {
-                _ = try await echo(client, "Set", [.bytes(payload)], c: true)
-                _ = try await echo(client, "Get", c: true)
-            }
+            for _ in 0..<pairs { try await cFloorPair() }
         }
         return [
             Figure("100 B WriteItems + ReadData", unit: "µs", server, floor: floor, floorName: "Set+Get", goal: .ratioAtMost(1.25)),

@@ -27,9 +27,9 @@ final class SharedSync: Sendable {
     /// The `bus` of large data another server wrote, kept in chunks in the database and read
     /// from there on first use (as a promise), followed by the chunks' name.
     static let chunksBusPrefix = "postgresql-chunks:"
-    /// Until when changes fail without waiting for a database that just did not answer (see
-    /// ``run(_:)``).
-    private let silentUntil = Mutex<ContinuousClock.Instant?>(nil)
+    /// When the database last did not answer within ``patience``: for ``silence`` after it,
+    /// changes fail without waiting for it (see ``run(heardAt:_:)``).
+    private let silentSince = Mutex<ContinuousClock.Instant?>(nil)
     /// The chunks each local blob file was copied into, by the file's id.
     private let uploaded = Mutex<[String: String]>([:])
     /// The questions asked of other servers (promises of their clients), by request.
@@ -81,15 +81,15 @@ final class SharedSync: Sendable {
     /// started again) is not refused so, since it has spoken since, and a change skipped would
     /// never be announced; but once one of those calls waits in vain, the rest fail at once too.
     func run<Value: Sendable>(heardAt: ContinuousClock.Instant? = nil, _ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value) throws(SharedStoreError) -> Value {
-        if let until = silentUntil.withLock({ $0 }), ContinuousClock.now < until, (heardAt.map { $0 <= until - Self.silence } ?? true) {
+        if let since = silentSince.withLock({ $0 }), ContinuousClock.now < since + Self.silence, (heardAt.map { $0 <= since } ?? true) {
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s a moment ago; changes fail at once until it is tried again, within 10 s")
         }
         guard let value = try Self.wait(within: Self.patience, operation) else {
-            silentUntil.withLock { $0 = .now + Self.silence }
+            silentSince.withLock { $0 = .now }
             store.abandonConnection()
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s")
         }
-        silentUntil.withLock { $0 = nil }
+        silentSince.withLock { $0 = nil }
         return value
     }
 
