@@ -231,14 +231,15 @@ struct ConnectionTests {
         // Bounds far from the deadlines, which a loaded machine may overrun by seconds, but
         // well under the 25 s a call waits without one.
         #expect(later.error == "org.freedesktop.DBus.Error.NoReply" && later.after < .seconds(15), "\(later)")
-        // A long deadline first, a short one behind it: the short one ends first, on time.
-        async let long = hang(.seconds(4))
+        // A long deadline first, a short one behind it: the short one ends first, on time. The
+        // long deadline is far out so that a host stalling for seconds cannot pass for the bug.
+        async let long = hang(.seconds(12))
         try await Task.sleep(for: .milliseconds(50))
         let short = await hang(.milliseconds(300))
-        // Held to the long one's deadline, it would end about 3.95 s after it started.
-        #expect(short.error == "org.freedesktop.DBus.Error.NoReply" && short.after < .seconds(3.5), "\(short)")
+        // Held to the long one's deadline, it would end about 11.95 s after it started.
+        #expect(short.error == "org.freedesktop.DBus.Error.NoReply" && short.after < .seconds(8), "\(short)")
         let ended = await long
-        #expect(ended.error == "org.freedesktop.DBus.Error.NoReply" && ended.after >= .seconds(4) && ended.after < .seconds(15), "\(ended)")
+        #expect(ended.error == "org.freedesktop.DBus.Error.NoReply" && ended.after >= .seconds(12) && ended.after < .seconds(25), "\(ended)")
     }
 
     /// With many objects exported the path is looked up by name, with few compared in place:
