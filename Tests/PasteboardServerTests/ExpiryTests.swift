@@ -59,7 +59,7 @@ struct ExpiryTests {
         let signals = try await h.recordSignals()
         try await h.server.restart()
         // Cleared as soon as the server is back: empty, one change later.
-        #expect(try await eventually(timeout: .seconds(3)) { try await h.types() == (2, []) })
+        #expect(try await eventually(timeout: .seconds(10)) { try await h.types() == (2, []) })
         #expect(await signals.announcements(1, timeout: .seconds(15)) == [Announcement("general", 2, [])])
         #expect(try await h.items().items.isEmpty)
         // Only the expiring pasteboard.
