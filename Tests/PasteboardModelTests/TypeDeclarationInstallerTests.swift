@@ -129,6 +129,27 @@ struct TypeDeclarationInstallerTests {
         }
     }
 
+    @Test("a type another declared type conforms to is not undeclared while it does")
+    func undeclareAParent() throws {
+        let world = try World()
+        try world.installer.declare(Self.todo(), scope: .user)
+        try world.installer.declare(Self.todo("com.example.checklist", mime: "application/vnd.example.checklist+json", parents: ["application/vnd.example.todo+json"]), scope: .user)
+        let subclasses = world.text(world.root + "/user/mime/subclasses")
+        #expect {
+            try world.installer.undeclare(identifier: "com.example.todo", scope: .user)
+        } throws: { error in
+            guard let error = error as? TypeDeclarationError else { return false }
+            return error.kind == .conflict && error.message.contains("com.example.checklist") && error.message.contains("undeclare it first")
+        }
+        // Nothing was touched: both packages, and the database as it was.
+        #expect(FileManager.default.fileExists(atPath: world.userPackages + "/com.example.todo.xml"))
+        #expect(world.text(world.root + "/user/mime/subclasses") == subclasses)
+        // The child first, then the parent.
+        try world.installer.undeclare(identifier: "com.example.checklist", scope: .user)
+        try world.installer.undeclare(identifier: "com.example.todo", scope: .user)
+        #expect(world.installer.currentDatabase().declarations.isEmpty)
+    }
+
     @Test("a package of someone else's under the same name is never overwritten")
     func foreignFile() throws {
         let world = try World()

@@ -82,9 +82,10 @@ struct FailedCommitTests {
     func anExpiryThatCannotBeSavedIsTriedAgain() async throws {
         let h = try await Harness()
         let signals = try await h.recordSignals()
-        #expect(try await h.write([[("text/plain", Array("password".utf8))]], to: "e", options: [("expires-in-ms", .uint64(3000))]) == 1)
-        // Due while the store is locked: the first attempt waits 10 s and fails.
-        let lock = try await Self.lockStore(h, seconds: 14)
+        #expect(try await h.write([[("text/plain", Array("password".utf8))]], to: "e", options: [("expires-in-ms", .uint64(6000))]) == 1)
+        // Due while the store is locked: the first attempt waits 10 s and fails. Held until 17 s
+        // after it is taken, which a loaded machine may take seconds to do, but fewer than 6.
+        let lock = try await Self.lockStore(h, seconds: 17)
         _ = try await lock.wait(timeout: .seconds(30))
         #expect(await signals.announcements(2, timeout: .seconds(15)).last == Announcement("e", 2, []), "\(signals.announcements)")
         #expect(try await h.types("e") == (2, []))

@@ -199,11 +199,23 @@ struct DeclaredTypeTests {
         #expect(!FileManager.default.fileExists(atPath: data.root + "/user/mime/packages"))
     }
 
-    @Test("undeclaring what is not declared exits 1, and what is no identifier 65; a system declaration without root's rights exits 74")
+    @Test("undeclaring what is not declared exits 1, what another type conforms to or what is no identifier 65; a system declaration without root's rights exits 74")
     func undeclareAndRights() async throws {
         let data = try DataDirectories()
         let world = try await PbctlHarness(server: false)
         expect(try await world.pbctl("types", "undeclare", "com.example.todo", environment: data.environment), status: 1)
+        // A type another conforms to: refused (65), saying which, and both stay declared.
+        expectSuccess(try await world.pbctl(Self.declare, environment: data.environment))
+        expectSuccess(try await world.pbctl(
+            "types", "declare", "com.example.checklist", "--mime", "application/vnd.example.checklist+json", "--conforms-to", "com.example.todo",
+            environment: data.environment))
+        let parent = try await world.pbctl("types", "undeclare", "com.example.todo", environment: data.environment)
+        expect(parent, status: 65, stdout: "")
+        #expect(String(decoding: parent.stderr, as: UTF8.self).contains("com.example.checklist"), "\(parent)")
+        let child = try await world.pbctl("types", "show", "com.example.checklist", environment: data.environment)
+        #expect(child.status == 0 && child.out.contains("application/vnd.example.todo+json"), "\(child)")
+        expectSuccess(try await world.pbctl("types", "undeclare", "com.example.checklist", environment: data.environment))
+        expectSuccess(try await world.pbctl("types", "undeclare", "com.example.todo", environment: data.environment))
         let path = try await world.pbctl("types", "undeclare", "../evil", environment: data.environment)
         expect(path, status: 65, stdout: "")
         #expect(String(decoding: path.stderr, as: UTF8.self).contains("is not a type identifier"), "\(path)")

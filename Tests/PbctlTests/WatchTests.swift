@@ -253,6 +253,29 @@ struct WatchTests {
         expect(
             try await world.pbctl("watch", "--exec", "no-such-program-of-pbctl"), status: 64,
             stdout: "", stderr: "pbctl: cannot run no-such-program-of-pbctl: no such program in PATH\n")
+        // There, but not a program: said as it is.
+        let directory = FileManager.default.temporaryDirectory.path
+        expect(try await world.pbctl("watch", "--exec", directory), status: 64, stdout: "", stderr: "pbctl: cannot run \(directory): it is a directory\n")
+        let text = try temporaryFile(Data("not a program".utf8), "pbctl-not-executable")
+        defer { try? FileManager.default.removeItem(atPath: text) }
+        expect(try await world.pbctl("watch", "--exec", text), status: 64, stdout: "", stderr: "pbctl: cannot run \(text): it is not executable\n")
+        // --json beside --exec would print nothing: refused rather than dropped.
+        let both = try await world.pbctl("watch", "--json", "--exec", "true")
+        expect(both, status: 64, stdout: "")
+        #expect(String(decoding: both.stderr, as: UTF8.self).contains("--json and --exec do not go together"), "\(both)")
+    }
+
+    /// The command and its arguments reach it byte for byte, also when they are not UTF-8.
+    @Test func execArgumentsThatAreNotUTF8() async throws {
+        let world = try await PbctlHarness()
+        let file = try temporaryFile(Data(), "pbctl-watch-bytes")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("copy", input: "x"))
+        let pbctl = try Paths.product("pbctl")
+        let watcher = try ChildProcess("/bin/sh", ["-c", "exec \"$0\" --address \"$1\" watch --since 0 --exec sh -c 'printf \"%s\\n\" \"$0\" >> \"$1\"' \"caf$(printf '\\351')\" \"$2\"", pbctl, world.bus.address, file])
+        defer { watcher.kill() }
+        #expect(await eventually(timeout: .seconds(20)) { (FileManager.default.contents(atPath: file) ?? Data()).count >= 5 })
+        #expect(FileManager.default.contents(atPath: file) == Data([0x63, 0x61, 0x66, 0xE9, 0x0A]))
     }
 
     /// `-pNAME` is read as `-p NAME`, but the command's own arguments after `--exec` are its own.

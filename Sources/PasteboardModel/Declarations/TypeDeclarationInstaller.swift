@@ -91,7 +91,9 @@ public struct TypeDeclarationInstaller: Sendable {
     ///
     /// - Returns: The path of the package removed.
     /// - Throws: ``TypeDeclarationError/Kind/notDeclared`` when `scope` has no declaration of
-    ///   it (the message names where it is declared, if anywhere), or as ``declare(_:scope:)``.
+    ///   it (the message names where it is declared, if anywhere);
+    ///   ``TypeDeclarationError/Kind/conflict`` when another declaration conforms to it; or as
+    ///   ``declare(_:scope:)``.
     @discardableResult
     public func undeclare(identifier: String, scope: Scope) throws(TypeDeclarationError) -> String {
         // What is no identifier (`../x`) is refused as such, not looked for.
@@ -106,6 +108,15 @@ public struct TypeDeclarationInstaller: Sendable {
                 throw .init(.notDeclared, "\(identifier) is declared in \(elsewhere.file ?? "another data directory"), not in \(mimeFolder)/packages\(hint)")
             }
             throw .init(.notDeclared, "\(identifier) is not declared in \(mimeFolder)/packages; `pbctl types show \(identifier)` tells what is known of it")
+        }
+        // A type another declaration conforms to stays: its removal would leave that one
+        // naming a parent the database no longer knows, which `declare` itself refuses.
+        let children = currentDatabase().declarations.all.filter { other in
+            other.identifier.lowercased() != identifier.lowercased() && other.parents.contains { $0.essence == declaration.mimeType.essence }
+        }
+        if let child = children.first {
+            let more = children.count > 1 ? " (and \(children.count - 1) more)" : ""
+            throw .conflict("\(child.identifier)\(more) conforms to \(identifier) (\(child.file ?? "the MIME database")); undeclare it first, or declare it again without that parent")
         }
         let tool = try updateTool()
         let previous = FileManager.default.contents(atPath: path)

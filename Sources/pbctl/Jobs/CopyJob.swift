@@ -49,14 +49,18 @@ struct CopyJob: Job {
             if StandardStreams.stdinIsClosed { throw Failure(message: "cannot read the input: standard input is closed", status: .ioError) }
             return 0
         }
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        // The name as given, which may be any bytes (RawArguments).
+        let fd = RawArguments.withCString(file) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
-            throw Failure(message: "cannot open \(file): \(String(cString: strerror(errno)))", status: .nothing)
+            // A file that is not there is "no such thing" (1); one there but unreadable is
+            // input that could not be read (74), as a stdin that cannot be read is.
+            let code = errno
+            throw Failure(message: "cannot open \(file): \(String(cString: strerror(code)))", status: code == ENOENT || code == ENOTDIR ? .nothing : .ioError)
         }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             close(fd)
-            throw Failure(message: "cannot copy \(file): it is a directory", status: .nothing)
+            throw Failure(message: "cannot copy \(file): it is a directory", status: .ioError)
         }
         return fd
     }

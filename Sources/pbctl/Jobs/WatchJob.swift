@@ -18,8 +18,8 @@ struct WatchJob: Job {
 
     func run() async throws {
         // A command that cannot be found is said at once (64), not at every change.
-        if let program = exec.first, !ChildProcess.canFind(program) {
-            throw Failure(message: "cannot run \(program): no such program\(program.utf8.contains(UInt8(ascii: "/")) ? "" : " in PATH")", status: .usage)
+        if let program = exec.first, let problem = ChildProcess.problem(running: program) {
+            throw Failure(message: "cannot run \(program): \(problem)", status: .usage)
         }
         signal(SIGPIPE, SIG_IGN)
         Output.endWhenTheReaderLeaves()

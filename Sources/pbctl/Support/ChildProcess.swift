@@ -16,18 +16,28 @@ enum ChildProcess {
         case descriptor(Int32)
     }
 
-    /// Whether `program` is one `env` would run: a path to an executable file, or the name of
-    /// one in a folder of `PATH`. What `env` reads as its own (`NAME=VALUE`, an option) counts.
-    static func canFind(_ program: String) -> Bool {
+    /// Why `env` could not run `program`, or nil when it could: `program` is a path to an
+    /// executable file, or the name of one in a folder of `PATH`. What `env` reads as its own
+    /// (`NAME=VALUE`, an option) is left to it.
+    static func problem(running program: String) -> String? {
         // Bytes, not Foundation's `contains(_:)` for strings, which the static pbctl cannot run.
-        if program.utf8.contains(UInt8(ascii: "=")) || program.hasPrefix("-") { return true }
-        if program.utf8.contains(UInt8(ascii: "/")) { return access(program, X_OK) == 0 }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":", omittingEmptySubsequences: false).contains { folder in
+        if program.utf8.contains(UInt8(ascii: "=")) || program.hasPrefix("-") { return nil }
+        if program.utf8.contains(UInt8(ascii: "/")) {
             var status = stat()
-            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
-            return access(candidate, X_OK) == 0 && stat(candidate, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
+            guard RawArguments.withCString(program, { stat($0, &status) }) == 0 else { return "no such program" }
+            if status.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
+            return RawArguments.withCString(program) { access($0, X_OK) } == 0 ? nil : "it is not executable"
         }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        let found = path.split(separator: ":", omittingEmptySubsequences: false).contains { folder in
+            var status = stat()
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/"
+            return RawArguments.withCString(program) { name in
+                let full = Array(candidate.utf8CString.dropLast()) + Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+                return access(full, X_OK) == 0 && stat(full, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
+            }
+        }
+        return found ? nil : "no such program in PATH"
     }
 
     /// Starts `executable` with `arguments` (the first is `argv[0]`) and waits for it to end.
@@ -139,9 +149,10 @@ enum ChildProcess {
         return descriptors
     }
 
-    /// Calls `body` with a NULL-terminated C array of copies of `strings`.
+    /// Calls `body` with a NULL-terminated C array of copies of `strings`, each as the command
+    /// line gave it (``RawArguments``).
     private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-        let copies = strings.map { strdup($0) } + [nil]
+        let copies = strings.map { RawArguments.duplicate($0) } + [nil]
         defer { copies.forEach { free($0) } }
         return body(copies)
     }
