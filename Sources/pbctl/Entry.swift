@@ -46,37 +46,30 @@ extension Entry {
     /// command after `--exec` may be any bytes, as Linux allows: they are kept as given
     /// (``RawArguments``).
     private static func refuseArgumentsThatCannotBeBytes() {
-        var afterExec = false
-        var kept: [String: (index: Int, bytes: [CChar])] = [:]
-        for index in 1..<max(1, Int(CommandLine.argc)) {
-            guard let raw = CommandLine.unsafeArgv[index] else { continue }
-            guard String(validatingCString: raw) == nil else {
-                if strcmp(raw, "--exec") == 0 || strncmp(raw, "--exec=", 7) == 0 { afterExec = true }
-                continue
-            }
-            let previous = CommandLine.unsafeArgv[index - 1].flatMap { String(validatingCString: $0) }
+        let arguments = CommandLine.arguments
+        // Everything after `--exec` is the command's own (ExecCommand).
+        let exec = arguments.indices.dropFirst().first { arguments[$0] == "--exec" || arguments[$0].hasPrefix("--exec=") } ?? arguments.count
+        for (index, _, raw) in RawArguments.invalid where index < exec {
+            let previous = arguments[index - 1]
             // `-pNAME`, `-p=NAME`, `-tTYPE` name them too (AttachedValues).
             let attachedName = strncmp(raw, "-p", 2) == 0 && raw[2] != 0
             let attachedType = strncmp(raw, "-t", 2) == 0 && raw[2] != 0
-            if !afterExec, previous == "-p" || previous == "--pasteboard" || strncmp(raw, "--pasteboard=", 13) == 0 || attachedName {
+            if previous == "-p" || previous == "--pasteboard" || strncmp(raw, "--pasteboard=", 13) == 0 || attachedName {
                 Output.error("the pasteboard name (argument \(index)) is not valid UTF-8; a pasteboard name is 1 to 255 bytes of UTF-8 without control characters")
                 exit(ExitStatus.refused.rawValue)
             }
-            if !afterExec, previous == "-t" || previous == "--type" || strncmp(raw, "--type=", 7) == 0 || attachedType {
+            if previous == "-t" || previous == "--type" || strncmp(raw, "--type=", 7) == 0 || attachedType {
                 Output.error("the type (argument \(index)) is not valid UTF-8; a type is a MIME type or a type identifier, in ASCII")
                 exit(ExitStatus.refused.rawValue)
             }
-            if !afterExec, raw[0] == CChar(UInt8(ascii: "-")) || previous.map(valueOptions.contains) == true {
+            if raw[0] == CChar(UInt8(ascii: "-")) || valueOptions.contains(previous) {
                 Output.error("argument \(index) is not valid UTF-8; options and their values must be valid UTF-8")
                 exit(ExitStatus.usage.rawValue)
             }
-            let bytes = Array(UnsafeBufferPointer(start: raw, count: strlen(raw) + 1))
-            let text = String(cString: raw)
-            if let earlier = kept[text], earlier.bytes != bytes {
-                Output.error("arguments \(earlier.index) and \(index) are not valid UTF-8 and would read alike; rename one of the files")
-                exit(ExitStatus.usage.rawValue)
-            }
-            kept[text] = (index, bytes)
+        }
+        if let (earlier, later) = RawArguments.readingAlike {
+            Output.error("arguments \(earlier) and \(later) are not valid UTF-8 and would read alike, so could not be told apart; rename one")
+            exit(ExitStatus.usage.rawValue)
         }
     }
 }

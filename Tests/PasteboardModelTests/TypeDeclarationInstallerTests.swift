@@ -129,7 +129,7 @@ struct TypeDeclarationInstallerTests {
         }
     }
 
-    @Test("a type another declared type conforms to is not undeclared while it does")
+    @Test("a type another declared type conforms to is neither undeclared nor given another MIME type while it does")
     func undeclareAParent() throws {
         let world = try World()
         try world.installer.declare(Self.todo(), scope: .user)
@@ -141,9 +141,17 @@ struct TypeDeclarationInstallerTests {
             guard let error = error as? TypeDeclarationError else { return false }
             return error.kind == .conflict && error.message.contains("com.example.checklist") && error.message.contains("undeclare it first")
         }
+        // Nor is it declared again under another MIME type, which takes the old one away too.
+        #expect {
+            try world.installer.declare(Self.todo(mime: "application/vnd.example.todo2+json"), scope: .user)
+        } throws: { error in
+            (error as? TypeDeclarationError)?.kind == .conflict && (error as? TypeDeclarationError)?.message.contains("com.example.checklist") == true
+        }
         // Nothing was touched: both packages, and the database as it was.
-        #expect(FileManager.default.fileExists(atPath: world.userPackages + "/com.example.todo.xml"))
+        #expect(world.text(world.userPackages + "/com.example.todo.xml").contains("application/vnd.example.todo+json"))
         #expect(world.text(world.root + "/user/mime/subclasses") == subclasses)
+        // Declared again as it was, it stays.
+        try world.installer.declare(Self.todo(), scope: .user)
         // The child first, then the parent.
         try world.installer.undeclare(identifier: "com.example.checklist", scope: .user)
         try world.installer.undeclare(identifier: "com.example.todo", scope: .user)

@@ -33,10 +33,18 @@ struct FailedCommitTests {
             print('locked', flush=True)
             time.sleep(float(sys.argv[2]))
             c.execute('ROLLBACK')
+            print('released', flush=True)
             """, h.server.storeDirectory + "/pasteboards.sqlite", String(seconds), h.server.storeDirectory + "/commits.log"])
         locker.send(Data())
         try #require(await eventually(timeout: .seconds(10)) { locker.stdout.starts(with: Array("locked".utf8)) })
         return locker
+    }
+
+    /// Whether `locker` (``lockStore(_:seconds:)``) still holds the store: a call answered
+    /// while it does was not waiting for the store. Said by the locker itself, so that a
+    /// loaded machine's delays cannot pass for the wait, as a bound on the time taken could.
+    static func stillHolds(_ locker: ChildProcess) -> Bool {
+        !String(decoding: locker.stdout, as: UTF8.self).contains("released")
     }
 
     /// Data over 64 KiB, which the store keeps in a file of its own: a write of it is not answered

@@ -109,15 +109,7 @@ public struct TypeDeclarationInstaller: Sendable {
             }
             throw .init(.notDeclared, "\(identifier) is not declared in \(mimeFolder)/packages; `pbctl types show \(identifier)` tells what is known of it")
         }
-        // A type another declaration conforms to stays: its removal would leave that one
-        // naming a parent the database no longer knows, which `declare` itself refuses.
-        let children = currentDatabase().declarations.all.filter { other in
-            other.identifier.lowercased() != identifier.lowercased() && other.parents.contains { $0.essence == declaration.mimeType.essence }
-        }
-        if let child = children.first {
-            let more = children.count > 1 ? " (and \(children.count - 1) more)" : ""
-            throw .conflict("\(child.identifier)\(more) conforms to \(identifier) (\(child.file ?? "the MIME database")); undeclare it first, or declare it again without that parent")
-        }
+        try refuseLosing(declaration, among: DeclaredTypes(directories: searchDirectories))
         let tool = try updateTool()
         let previous = FileManager.default.contents(atPath: path)
         guard unlink(path) == 0 else {
@@ -134,8 +126,12 @@ public struct TypeDeclarationInstaller: Sendable {
     private func checkConflicts(_ declaration: TypeDeclaration, at path: String, database: MIMEDatabase) throws(TypeDeclarationError) {
         let declared = database.declarations
         let mime = declaration.mimeType
-        if let existing = declared.declaration(forIdentifier: declaration.identifier), existing.file != path, existing.mimeType != mime {
-            throw .conflict("\(declaration.identifier) is already declared as \(existing.mimeType) in \(existing.file ?? "the MIME database"); undeclare it there first, or declare it with the same MIME type")
+        if let existing = declared.declaration(forIdentifier: declaration.identifier), existing.mimeType != mime {
+            guard existing.file == path else {
+                throw .conflict("\(declaration.identifier) is already declared as \(existing.mimeType) in \(existing.file ?? "the MIME database"); undeclare it there first, or declare it with the same MIME type")
+            }
+            // Declared again under another MIME type: the one it replaces goes.
+            try refuseLosing(existing, among: declared)
         }
         if let owner = declared.declaration(forMIME: mime), owner.identifier.lowercased() != declaration.identifier.lowercased() {
             throw .conflict("\(mime) is already the MIME type of \(owner.identifier) (\(owner.file ?? "the MIME database")); choose a MIME type of your own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
@@ -157,6 +153,18 @@ public struct TypeDeclarationInstaller: Sendable {
                 throw .invalid("\(parent) is not a type the MIME database knows; check its spelling (`pbctl types show \(parent)`), or declare it first")
             }
         }
+    }
+
+    /// Refuses to take `declaration`'s MIME type out of the database while another declaration
+    /// conforms to it: that one would name a parent the database no longer knows, which
+    /// ``declare(_:scope:)`` itself refuses.
+    private func refuseLosing(_ declaration: TypeDeclaration, among declared: DeclaredTypes) throws(TypeDeclarationError) {
+        let children = declared.all.filter { other in
+            other.identifier.lowercased() != declaration.identifier.lowercased() && other.parents.contains { $0.essence == declaration.mimeType.essence }
+        }
+        guard let child = children.first else { return }
+        let more = children.count > 1 ? " (and \(children.count - 1) more)" : ""
+        throw .conflict("\(child.identifier)\(more) conforms to \(declaration.identifier), as \(declaration.mimeType) (\(child.file ?? "the MIME database")); undeclare it first, or declare it again without that parent")
     }
 
     /// Every MIME type the databases list (`mime/types`), lowercased; empty when no database

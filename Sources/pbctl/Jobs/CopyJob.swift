@@ -50,7 +50,7 @@ struct CopyJob: Job {
             return 0
         }
         // The name as given, which may be any bytes (RawArguments).
-        let fd = RawArguments.withCString(file) { open($0, O_RDONLY | O_CLOEXEC) }
+        let fd = open(RawArguments.cString(file), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             // A file that is not there is "no such thing" (1); one there but unreadable is
             // input that could not be read (74), as a stdin that cannot be read is.

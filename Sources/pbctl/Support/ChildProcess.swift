@@ -22,20 +22,18 @@ enum ChildProcess {
     static func problem(running program: String) -> String? {
         // Bytes, not Foundation's `contains(_:)` for strings, which the static pbctl cannot run.
         if program.utf8.contains(UInt8(ascii: "=")) || program.hasPrefix("-") { return nil }
+        // The name as given, which may be any bytes (RawArguments).
+        let name = RawArguments.cString(program)
+        var status = stat()
         if program.utf8.contains(UInt8(ascii: "/")) {
-            var status = stat()
-            guard RawArguments.withCString(program, { stat($0, &status) }) == 0 else { return "no such program" }
+            guard stat(name, &status) == 0 else { return "no such program" }
             if status.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
-            return RawArguments.withCString(program) { access($0, X_OK) } == 0 ? nil : "it is not executable"
+            return access(name, X_OK) == 0 ? nil : "it is not executable"
         }
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
         let found = path.split(separator: ":", omittingEmptySubsequences: false).contains { folder in
-            var status = stat()
-            let candidate = (folder.isEmpty ? "." : String(folder)) + "/"
-            return RawArguments.withCString(program) { name in
-                let full = Array(candidate.utf8CString.dropLast()) + Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
-                return access(full, X_OK) == 0 && stat(full, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
-            }
+            let candidate = Array(((folder.isEmpty ? "." : String(folder)) + "/").utf8CString.dropLast()) + name
+            return access(candidate, X_OK) == 0 && stat(candidate, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
         }
         return found ? nil : "no such program in PATH"
     }
@@ -152,7 +150,7 @@ enum ChildProcess {
     /// Calls `body` with a NULL-terminated C array of copies of `strings`, each as the command
     /// line gave it (``RawArguments``).
     private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-        let copies = strings.map { RawArguments.duplicate($0) } + [nil]
+        let copies = strings.map { strdup(RawArguments.cString($0)) } + [nil]
         defer { copies.forEach { free($0) } }
         return body(copies)
     }
