@@ -39,6 +39,63 @@ extension UTType {
     public static let commaSeparatedText = BuiltInTypes.type("public.comma-separated-values-text")
     /// `public.tab-separated-values-text` (`text/tab-separated-values`).
     public static let tabSeparatedText = BuiltInTypes.type("public.tab-separated-values-text")
+    /// `public.utf8-tab-separated-values-text` (`text/tab-separated-values;charset=utf-8`).
+    public static let utf8TabSeparatedText = BuiltInTypes.type("public.utf8-tab-separated-values-text")
+    /// `public.delimited-values-text`: text in rows of delimited values, such as CSV and TSV.
+    /// Abstract; no MIME type.
+    public static let delimitedText = BuiltInTypes.type("public.delimited-values-text")
+    /// `public.yaml` (`application/x-yaml`).
+    public static let yaml = BuiltInTypes.type("public.yaml")
+    /// `public.log` (`text/x-log`).
+    public static let log = BuiltInTypes.type("public.log")
+
+    // Source code and scripts.
+
+    /// `public.source-code`: any source code, which is plain text. Abstract; no MIME type.
+    public static let sourceCode = BuiltInTypes.type("public.source-code")
+    /// `public.c-source` (`text/x-csrc`).
+    public static let cSource = BuiltInTypes.type("public.c-source")
+    /// `public.c-header` (`text/x-chdr`).
+    public static let cHeader = BuiltInTypes.type("public.c-header")
+    /// `public.c-plus-plus-source` (`text/x-c++src`).
+    public static let cPlusPlusSource = BuiltInTypes.type("public.c-plus-plus-source")
+    /// `public.c-plus-plus-header` (`text/x-c++hdr`).
+    public static let cPlusPlusHeader = BuiltInTypes.type("public.c-plus-plus-header")
+    /// `public.objective-c-source` (`text/x-objcsrc`).
+    public static let objectiveCSource = BuiltInTypes.type("public.objective-c-source")
+    /// `public.objective-c-plus-plus-source` (`text/x-objc++src`).
+    public static let objectiveCPlusPlusSource = BuiltInTypes.type("public.objective-c-plus-plus-source")
+    /// `public.swift-source` (`text/x-swift`).
+    public static let swiftSource = BuiltInTypes.type("public.swift-source")
+    /// `public.make-source` (`text/x-makefile`).
+    public static let makefile = BuiltInTypes.type("public.make-source")
+    /// `public.script`: source code run by an interpreter. Abstract; no MIME type.
+    public static let script = BuiltInTypes.type("public.script")
+    /// `com.netscape.javascript-source` (`text/javascript`).
+    public static let javaScript = BuiltInTypes.type("com.netscape.javascript-source")
+    /// `public.shell-script` (`application/x-shellscript`).
+    public static let shellScript = BuiltInTypes.type("public.shell-script")
+    /// `public.python-script` (`text/x-python`).
+    public static let pythonScript = BuiltInTypes.type("public.python-script")
+    /// `public.ruby-script` (`application/x-ruby`).
+    public static let rubyScript = BuiltInTypes.type("public.ruby-script")
+    /// `public.perl-script` (`application/x-perl`).
+    public static let perlScript = BuiltInTypes.type("public.perl-script")
+    /// `public.php-script` (`application/x-php`).
+    public static let phpScript = BuiltInTypes.type("public.php-script")
+
+    // Structured data.
+
+    /// `com.apple.property-list`: a property list, XML or binary. Abstract; no MIME type.
+    public static let propertyList = BuiltInTypes.type("com.apple.property-list")
+    /// `com.apple.xml-property-list`: a property list as XML. No MIME type of its own on Linux:
+    /// written under its identifier.
+    public static let xmlPropertyList = BuiltInTypes.type("com.apple.xml-property-list")
+    /// `com.apple.binary-property-list`: a binary property list. No MIME type on Linux:
+    /// written under its identifier.
+    public static let binaryPropertyList = BuiltInTypes.type("com.apple.binary-property-list")
+    /// `public.geojson` (`application/geo+json`).
+    public static let geoJSON = BuiltInTypes.type("public.geojson")
 
     // Links.
 
@@ -68,6 +125,18 @@ extension UTType {
     public static let heic = BuiltInTypes.type("public.heic")
     /// `public.svg-image` (`image/svg+xml`).
     public static let svg = BuiltInTypes.type("public.svg-image")
+    /// `public.heif` (`image/heif`).
+    public static let heif = BuiltInTypes.type("public.heif")
+    /// `com.microsoft.ico` (`image/vnd.microsoft.icon`).
+    public static let ico = BuiltInTypes.type("com.microsoft.ico")
+    /// `com.apple.icns` (`image/x-icns`).
+    public static let icns = BuiltInTypes.type("com.apple.icns")
+    /// `public.camera-raw-image` (`image/x-dcraw`): a camera's raw image.
+    public static let rawImage = BuiltInTypes.type("public.camera-raw-image")
+    /// `public.3d-content`: three-dimensional scenes and models. Abstract; no MIME type.
+    public static let threeDContent = BuiltInTypes.type("public.3d-content")
+    /// `com.pixar.universal-scene-description-mobile` (`model/vnd.usdz+zip`).
+    public static let usdz = BuiltInTypes.type("com.pixar.universal-scene-description-mobile")
 
     // Documents.
 
@@ -75,6 +144,68 @@ extension UTType {
     public static let pdf = BuiltInTypes.type("com.adobe.pdf")
     /// `public.zip-archive` (`application/zip`).
     public static let zip = BuiltInTypes.type("public.zip-archive")
+    /// `public.archive`: files packed into one, compressed or not. Abstract; no MIME type.
+    public static let archive = BuiltInTypes.type("public.archive")
+    /// `org.gnu.gnu-zip-archive` (`application/gzip`).
+    public static let gzip = BuiltInTypes.type("org.gnu.gnu-zip-archive")
+    /// `public.bzip2-archive` (`application/x-bzip2`).
+    public static let bz2 = BuiltInTypes.type("public.bzip2-archive")
+    /// `public.tar-archive` (`application/x-tar`).
+    public static let tarArchive = BuiltInTypes.type("public.tar-archive")
+    /// `public.disk-image`: a disk image. Abstract; no MIME type.
+    public static let diskImage = BuiltInTypes.type("public.disk-image")
+    /// `org.idpf.epub-container` (`application/epub+zip`).
+    public static let epub = BuiltInTypes.type("org.idpf.epub-container")
+    /// `public.spreadsheet`: any spreadsheet. Abstract; no MIME type.
+    public static let spreadsheet = BuiltInTypes.type("public.spreadsheet")
+    /// `public.presentation`: any presentation. Abstract; no MIME type.
+    public static let presentation = BuiltInTypes.type("public.presentation")
+    /// `public.database`: any database. Abstract; no MIME type.
+    public static let database = BuiltInTypes.type("public.database")
+
+    // Contacts, messages and events.
+
+    /// `public.contact`: a contact. Abstract; no MIME type.
+    public static let contact = BuiltInTypes.type("public.contact")
+    /// `public.vcard` (`text/vcard`).
+    public static let vCard = BuiltInTypes.type("public.vcard")
+    /// `public.message`: any message. Abstract; no MIME type.
+    public static let message = BuiltInTypes.type("public.message")
+    /// `public.email-message` (`message/rfc822`).
+    public static let emailMessage = BuiltInTypes.type("public.email-message")
+    /// `public.calendar-event` (`text/calendar`).
+    public static let calendarEvent = BuiltInTypes.type("public.calendar-event")
+    /// `public.to-do-item`: a task. Abstract; no MIME type.
+    public static let toDoItem = BuiltInTypes.type("public.to-do-item")
+
+    // Files and links.
+
+    /// `public.directory` (`inode/directory`): a directory. Not data: it conforms only to
+    /// `.item`, as `inode/…` types conform to nothing on the server.
+    public static let directory = BuiltInTypes.type("public.directory")
+    /// `public.folder` (`inode/directory`): a directory a person sees as a folder.
+    public static let folder = BuiltInTypes.type("public.folder")
+    /// `public.symlink` (`inode/symlink`): a symbolic link.
+    public static let symbolicLink = BuiltInTypes.type("public.symlink")
+    /// `public.executable`: anything that can run. Abstract; no MIME type.
+    public static let executable = BuiltInTypes.type("public.executable")
+    /// `public.unix-executable` (`application/x-executable`).
+    public static let unixExecutable = BuiltInTypes.type("public.unix-executable")
+    /// `com.microsoft.windows-executable` (`application/x-ms-dos-executable`).
+    public static let exe = BuiltInTypes.type("com.microsoft.windows-executable")
+    /// `public.bookmark`: a link saved for later. Abstract; no MIME type.
+    public static let bookmark = BuiltInTypes.type("public.bookmark")
+    /// `com.microsoft.internet-shortcut` (`application/x-mswinurl`).
+    public static let internetShortcut = BuiltInTypes.type("com.microsoft.internet-shortcut")
+
+    // Fonts and security.
+
+    /// `public.font`: any font; every `font/…` type conforms to it. Abstract; no MIME type.
+    public static let font = BuiltInTypes.type("public.font")
+    /// `com.rsa.pkcs-12` (`application/pkcs12`).
+    public static let pkcs12 = BuiltInTypes.type("com.rsa.pkcs-12")
+    /// `public.x509-certificate` (`application/pkix-cert`).
+    public static let x509Certificate = BuiltInTypes.type("public.x509-certificate")
 
     // Audio and video.
 
@@ -85,6 +216,9 @@ extension UTType {
     public static let movie = BuiltInTypes.type("public.movie")
     /// `public.audio`: any audio; every `audio/…` type conforms to it. Abstract; no MIME type.
     public static let audio = BuiltInTypes.type("public.audio")
+    /// `public.video`: video without audio. Abstract; no MIME type (`video/…` types conform
+    /// to `.movie`, which may carry sound).
+    public static let video = BuiltInTypes.type("public.video")
     /// `public.mpeg-4` (`video/mp4`).
     public static let mpeg4Movie = BuiltInTypes.type("public.mpeg-4")
     /// `com.apple.quicktime-movie` (`video/quicktime`).
@@ -93,6 +227,24 @@ extension UTType {
     public static let mp3 = BuiltInTypes.type("public.mp3")
     /// `public.mpeg-4-audio` (`audio/mp4`).
     public static let mpeg4Audio = BuiltInTypes.type("public.mpeg-4-audio")
+    /// `public.mpeg` (`video/mpeg`).
+    public static let mpeg = BuiltInTypes.type("public.mpeg")
+    /// `public.mpeg-2-video` (`video/mpeg2`).
+    public static let mpeg2Video = BuiltInTypes.type("public.mpeg-2-video")
+    /// `public.mpeg-2-transport-stream` (`video/mp2t`).
+    public static let mpeg2TransportStream = BuiltInTypes.type("public.mpeg-2-transport-stream")
+    /// `public.avi` (`video/x-msvideo`).
+    public static let avi = BuiltInTypes.type("public.avi")
+    /// `public.aiff-audio` (`audio/x-aiff`).
+    public static let aiff = BuiltInTypes.type("public.aiff-audio")
+    /// `com.microsoft.waveform-audio` (`audio/wav`).
+    public static let wav = BuiltInTypes.type("com.microsoft.waveform-audio")
+    /// `public.midi-audio` (`audio/midi`).
+    public static let midi = BuiltInTypes.type("public.midi-audio")
+    /// `public.playlist`: a list of media to play. Abstract; no MIME type.
+    public static let playlist = BuiltInTypes.type("public.playlist")
+    /// `public.m3u-playlist` (`audio/x-mpegurl`).
+    public static let m3uPlaylist = BuiltInTypes.type("public.m3u-playlist")
 
     // This library's own.
 
@@ -103,122 +255,4 @@ extension UTType {
     /// Not one of Apple's types: Foundation on Linux has no `Codable` `AttributedString`, so
     /// this library defines the format (see `AttributedString`'s `Transferable` conformance).
     public static let attributedString = BuiltInTypes.type("org.pasteboardd.attributed-string")
-}
-
-// MARK: - The table behind them
-
-/// The types this library knows without a declaration: their MIME types (from the server's
-/// alias table, so the two always agree), their Apple-style parents and file name extensions.
-enum BuiltInTypes {
-    struct Entry: Sendable {
-        let type: UTType
-        /// Identifiers of the direct parents, as Apple declares them.
-        let parents: [String]
-        let filenameExtension: String?
-    }
-
-    /// Identifier, parents, extension; the MIME type comes from `PasteboardType.appleAliases`
-    /// unless given.
-    private static let table: [(identifier: String, mime: String?, parents: [String], ext: String?)] = [
-        ("public.item", nil, [], nil),
-        ("public.content", nil, ["public.item"], nil),
-        ("public.data", alias, ["public.item"], nil),
-        ("public.composite-content", nil, ["public.content"], nil),
-        ("public.text", alias, ["public.data", "public.content"], nil),
-        ("public.plain-text", alias, ["public.text"], "txt"),
-        ("public.utf8-plain-text", alias, ["public.plain-text"], "txt"),
-        ("public.utf16-plain-text", alias, ["public.plain-text"], "txt"),
-        ("public.html", alias, ["public.text"], "html"),
-        ("public.rtf", alias, ["public.text"], "rtf"),
-        ("public.json", alias, ["public.text"], "json"),
-        ("public.xml", alias, ["public.text"], "xml"),
-        ("public.comma-separated-values-text", alias, ["public.text"], "csv"),
-        ("public.tab-separated-values-text", alias, ["public.text"], "tsv"),
-        ("public.url", alias, ["public.data"], nil),
-        ("public.file-url", alias, ["public.url"], nil),
-        ("public.image", nil, ["public.data", "public.content"], nil),
-        ("public.png", alias, ["public.image"], "png"),
-        ("public.jpeg", alias, ["public.image"], "jpeg"),
-        ("public.tiff", alias, ["public.image"], "tiff"),
-        ("com.compuserve.gif", alias, ["public.image"], "gif"),
-        ("com.microsoft.bmp", alias, ["public.image"], "bmp"),
-        ("org.webmproject.webp", alias, ["public.image"], "webp"),
-        ("public.heic", alias, ["public.image"], "heic"),
-        ("public.svg-image", alias, ["public.image"], "svg"),
-        ("com.adobe.pdf", alias, ["public.data", "public.composite-content"], "pdf"),
-        ("public.zip-archive", alias, ["public.data"], "zip"),
-        ("public.audiovisual-content", nil, ["public.data", "public.content"], nil),
-        ("public.movie", nil, ["public.audiovisual-content"], nil),
-        ("public.audio", nil, ["public.audiovisual-content"], nil),
-        ("public.mpeg-4", alias, ["public.movie"], "mp4"),
-        ("com.apple.quicktime-movie", alias, ["public.movie"], "mov"),
-        ("public.mp3", alias, ["public.audio"], "mp3"),
-        ("public.mpeg-4-audio", alias, ["public.audio"], "m4a"),
-        (
-            "org.pasteboardd.attributed-string", "application/vnd.pasteboardd.attributed-string+json",
-            ["public.json"], "json"
-        ),
-    ]
-
-    /// A marker in ``table``: take the MIME type from the server's alias table.
-    private static let alias: String? = "<alias>"
-
-    /// Lowercased identifier → Apple's spelling and the MIME type the server maps it to.
-    static let appleAliasByKey: [String: (identifier: String, mimeType: String)] = {
-        var aliases: [String: (identifier: String, mimeType: String)] = [:]
-        for (identifier, mimeType) in PasteboardType.appleAliases {
-            let normalized = (try? PasteboardType(validating: mimeType))?.rawValue ?? mimeType
-            aliases[identifier.lowercased()] = (identifier, normalized)
-        }
-        return aliases
-    }()
-
-    /// Key → entry, for every type in ``table``.
-    static let byKey: [String: Entry] = {
-        var entries: [String: Entry] = [:]
-        for row in table {
-            let mime = row.mime == alias ? appleAliasByKey[row.identifier.lowercased()]?.mimeType : row.mime
-            let type = UTType(identifier: row.identifier, preferredMIMEType: mime)
-            entries[type.key] = Entry(type: type, parents: row.parents, filenameExtension: row.ext)
-        }
-        return entries
-    }()
-
-    /// Canonical MIME form → the built-in type, for the types whose MIME type is not from the
-    /// server's alias table (``UTType/attributedString``).
-    static let byOwnMIME: [String: UTType] = {
-        var types: [String: UTType] = [:]
-        for entry in byKey.values {
-            guard let mime = entry.type.preferredMIMEType, let type = try? PasteboardType(validating: mime),
-                type.appleIdentifier == nil
-            else { continue }
-            types[type.canonicalForm] = entry.type
-        }
-        return types
-    }()
-
-    /// The built-in type with this identifier; the identifier must be in ``table``.
-    static func type(_ identifier: String) -> UTType {
-        guard let entry = byKey[identifier.lowercased()] else {
-            preconditionFailure("\(identifier) is not a built-in type")
-        }
-        return entry.type
-    }
-
-    /// The abstract types the MIME wildcards stand for.
-    static let wildcards: [String: UTType] = [
-        "image/*": type("public.image"),
-        "video/*": type("public.movie"),
-        "audio/*": type("public.audio"),
-        "text/*": type("public.text"),
-        "*/*": type("public.data"),
-    ]
-
-    /// Abstract types matched by MIME prefix: key → the `type/` prefixes that conform to it.
-    static let prefixesByAbstractKey: [String: [String]] = [
-        "public.image": ["image/"],
-        "public.movie": ["video/"],
-        "public.audio": ["audio/"],
-        "public.audiovisual-content": ["video/", "audio/"],
-    ]
 }

@@ -43,6 +43,31 @@ extension UTType {
         self != other && conforms(to: other)
     }
 
+    /// Every type this one conforms to, itself excepted, as Apple's `supertypes`: its
+    /// parents and theirs, the MIME database's supertypes of its MIME type, `.data` (for types
+    /// of bytes) and `.item`.
+    ///
+    /// ```swift
+    /// UTType.png.supertypes.contains(.image)        // true
+    /// UTType.html.supertypes.contains(.plainText)   // true
+    /// ```
+    public var supertypes: Set<UTType> {
+        var found: Set<UTType> = []
+        var frontier = [self]
+        while let type = frontier.popLast() {
+            var next = type.parents
+            if let mime = type.mimeType {
+                next += MIMEDatabase.shared.supertypes(of: mime).keys.compactMap { UTType(mimeType: $0) }
+            }
+            for parent in next where parent != self && found.insert(parent).inserted {
+                frontier.append(parent)
+            }
+        }
+        if conforms(to: .data), self != .data { found.insert(.data) }
+        if self != .item { found.insert(.item) }
+        return found
+    }
+
     /// How far this type is from `other` when it conforms to it, for picking the closest of an
     /// item's types: 0 for the same type, the server's distance between MIME types,
     /// `MIMEDatabase.octetStreamDistance` for `.data`, and 500 for a conformance only the

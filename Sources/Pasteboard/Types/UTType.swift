@@ -24,8 +24,9 @@ import PasteboardModel
 ///
 /// ## Abstract types
 ///
-/// `.item`, `.content`, `.image`, `.movie`, `.audio`, `.audiovisualContent` and
-/// `.compositeContent` have no MIME type: no one type of bytes is "an image". Their
+/// `.item`, `.content`, `.image`, `.movie`, `.audio`, `.audiovisualContent`,
+/// `.compositeContent` and the like (`.sourceCode`, `.archive`, `.font`, …) have no MIME type:
+/// no one type of bytes is "an image". Their
 /// ``pasteboardType`` is their identifier, which no other program writes, so match them on the
 /// client with ``conforms(to:)`` (every `image/…` type conforms to `.image`) rather than by
 /// asking the server for `public.image`. `UTType(mimeType: "image/*")` is `.image`, and so on
@@ -69,16 +70,17 @@ public struct UTType: Sendable {
         preferredMIMEType ?? identifier
     }
 
-    /// The customary file name extension, without the dot, for the common types (`png`,
-    /// `txt`, `mp4`); `nil` when none is known.
+    /// The customary file name extension, without the dot (`png`, `txt`, `mp4`): this
+    /// library's for the common types, else the first the MIME database gives the type's
+    /// MIME type; `nil` when none is known.
     public var preferredFilenameExtension: String? {
-        BuiltInTypes.byKey[key]?.filenameExtension
+        filenameExtensions.first
     }
 
     /// Whether the type is one this library knows or one declared in this process with
     /// ``init(exportedAs:conformingTo:)`` or ``init(importedAs:conformingTo:)``.
     public var isDeclared: Bool {
-        BuiltInTypes.byKey[key] != nil || UTTypeRegistry.shared.declaration(forKey: key) != nil
+        BuiltInTypes.byKey[key] != nil || (!isDynamic && UTTypeRegistry.shared.declaration(forKey: key) != nil)
     }
 
     /// ``pasteboardType`` validated, as the server normalizes it; `nil` only for an identifier
@@ -119,18 +121,27 @@ extension UTType {
     /// `text/*` give `.image`, `.movie`, `.audio` and `.text`, and `*/*` gives `.data`.
     ///
     /// ```swift
-    /// UTType(mimeType: "text/plain;charset=utf-8")    // .utf8PlainText
-    /// UTType(mimeType: "text/x-diff")?.identifier    // "text/x-diff"
-    /// UTType(mimeType: "public.png")                 // nil: not a MIME type
+    /// UTType(mimeType: "text/plain;charset=utf-8")           // .utf8PlainText
+    /// UTType(mimeType: "text/x-diff")?.identifier           // "text/x-diff"
+    /// UTType(mimeType: "text/html", conformingTo: .text)    // .html
+    /// UTType(mimeType: "image/png", conformingTo: .text)    // nil
+    /// UTType(mimeType: "public.png")                        // nil: not a MIME type
     /// ```
     ///
-    /// - Parameter mimeType: `type/subtype`, optionally with `;name=value` parameters.
-    /// - Returns: `nil` when `mimeType` is not a well-formed MIME type.
-    public init?(mimeType: String) {
+    /// - Parameters:
+    ///   - mimeType: `type/subtype`, optionally with `;name=value` parameters.
+    ///   - supertype: The type the result must conform to, as in Apple's
+    ///     `init(mimeType:conformingTo:)`. `.data`, the default, asks nothing: any MIME type's
+    ///     bytes may stand on a pasteboard, a directory's (`inode/directory`) included.
+    /// - Returns: `nil` when `mimeType` is not a well-formed MIME type, or its type does not
+    ///   conform to `supertype`.
+    public init?(mimeType: String, conformingTo supertype: UTType = .data) {
         guard mimeType.contains("/"), let type = try? PasteboardType(validating: mimeType), type.isMIME else {
             return nil
         }
-        self = Self.resolving(mime: type)
+        let resolved = Self.resolving(mime: type)
+        guard supertype == .data || resolved.conforms(to: supertype) else { return nil }
+        self = resolved
     }
 
     /// The type of a string read from the server, MIME type or identifier alike: what maps a

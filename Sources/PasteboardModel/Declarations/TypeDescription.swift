@@ -63,7 +63,7 @@ public struct TypeDescription: Sendable, Equatable {
             return
         }
         let canonical = database.resolvingAliases(mime)
-        let entry = Self.databaseEntry(of: canonical, in: installer.searchDirectories)
+        let entry = MIMEDatabase.entry(of: canonical, in: installer.searchDirectories)
         guard entry != nil || canonical.appleIdentifier != nil else {
             throw .init(.notDeclared, "\(mime) is not a type the MIME database knows; declare it with `pbctl types declare IDENTIFIER --mime \(mime) --conforms-to TYPE`")
         }
@@ -99,18 +99,5 @@ public struct TypeDescription: Sendable, Equatable {
             ancestors.append("application/octet-stream")
         }
         return ancestors
-    }
-
-    /// The type's own file of the database (`mime/application/json.xml`), where the first data
-    /// directory that has one keeps it: its comment and extensions.
-    private static func databaseEntry(of type: PasteboardType, in directories: [String]) -> (file: String, comment: String, extensions: [String])? {
-        for directory in directories {
-            let file = directory + "/mime/" + type.essence + ".xml"
-            guard let data = FileManager.default.contents(atPath: file),
-                let element = try? XMLReader.parse(String(decoding: data, as: UTF8.self))
-            else { continue }
-            return (file, element.typeComment, element.typeExtensions)
-        }
-        return nil
     }
 }
