@@ -88,7 +88,8 @@ public final class Pasteboard: Sendable {
     /// The server decides for MIME types; a type without one (an abstract type such as
     /// `.image`, or one declared without a MIME type) is matched here, with
     /// ``UTType/conforms(to:)``, against the pasteboard's types: `.image` is satisfied by
-    /// `image/png`.
+    /// `image/png`. So are types that a type declared in this process conforms to: after
+    /// `UTType(exportedAs: "com.example.todo", conformingTo: .json)`, a todo satisfies `.json`.
     public func availableType(from types: [UTType]) async throws -> UTType? {
         if Self.matchesOnClient(types) {
             let offered = try await proxy.types(name.rawValue).types.map(UTType.types(for:))
@@ -107,11 +108,17 @@ public final class Pasteboard: Sendable {
         return try await proxy.canRead(name.rawValue, types: types.map(\.pasteboardType))
     }
 
-    /// Whether to match `types` here rather than on the server: when one has no MIME type for
-    /// the server to match by conformance, and all are valid (the server refuses the others
-    /// with `InvalidType`).
+    /// Whether to match `types` here rather than on the server, when all are valid (the server
+    /// refuses the others with `InvalidType`): when one has no MIME type for the server to
+    /// match by conformance, or when a type declared in this process
+    /// (``UTType/init(exportedAs:conformingTo:)``) conforms to one of them, which the server
+    /// cannot know: a `com.example.todo` declared here to conform to `.json` serves a request
+    /// for `.json`, as ``string(forType:)`` and ``loadTransferable(type:)`` find it.
     private static func matchesOnClient(_ types: [UTType]) -> Bool {
-        types.contains { $0.preferredMIMEType == nil } && types.allSatisfy { $0.pasteboardTypeValue != nil }
+        guard types.allSatisfy({ $0.pasteboardTypeValue != nil }) else { return false }
+        if types.contains(where: { $0.preferredMIMEType == nil }) { return true }
+        let declared = UTTypeRegistry.shared.declaredTypes
+        return declared.contains { type in types.contains { type != $0 && type.conforms(to: $0) } }
     }
 
     /// The changes of this pasteboard, live, until the consuming task is cancelled.

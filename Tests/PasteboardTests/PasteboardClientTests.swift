@@ -134,6 +134,22 @@ struct PasteboardClientTests {
         #expect(try await pasteboard.types == [.url, .utf8PlainText, .data])
     }
 
+    @Test("a type declared in this process satisfies its supertypes for availableType and canReadItem too")
+    func typeDeclaredInProcess() async throws {
+        let note = UTType(exportedAs: "com.example.tests.client.note", conformingTo: .json)
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        try await pasteboard.setData(Data(#"{"note": 1}"#.utf8), forType: note)
+        #expect(try await pasteboard.types == [note])
+        #expect(try await pasteboard.availableType(from: [.png, .json]) == .json)
+        #expect(try await pasteboard.availableType(from: [.text, .json]) == .text, "the first asked for that is satisfied")
+        #expect(try await pasteboard.availableType(from: [.png, .html]) == nil)
+        #expect(try await pasteboard.canReadItem(withDataConformingToTypes: [.json]))
+        #expect(try await pasteboard.canReadItem(withDataConformingToTypes: [.plainText]))
+        #expect(try await !pasteboard.canReadItem(withDataConformingToTypes: [.png]))
+        #expect(try await pasteboard.string(forType: .plainText) == #"{"note": 1}"#)
+    }
+
     @Test("availableType(from:) gives the first of the types asked for that some item satisfies")
     func availableType() async throws {
         let world = try await World()

@@ -61,6 +61,11 @@ final class UTTypeRegistry: Sendable {
         state.withLock { $0.byKey[key] }
     }
 
+    /// Every type declared in this process.
+    var declaredTypes: [UTType] {
+        state.withLock { $0.byKey.values.map(\.type) }
+    }
+
     /// The declaration that gave this MIME type.
     func declaration(forMIME type: PasteboardType) -> Declaration? {
         state.withLock { state in
