@@ -49,6 +49,7 @@ public protocol DesktopSource: AnyObject, Sendable {
     ///
     /// A fetch through a pipe ends when the app closes it, which it also does by quitting
     /// halfway: data read to its end is complete only if its app still owns the selection then.
+    /// A source whose fetches tell a whole answer from one cut short (X11's) answers true.
     func isStillTheSelection() async -> Bool
 }
 

@@ -89,6 +89,22 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.xsel("--primary", "--output"), stdout: "middle click")
     }
 
+    @Test("xsel pastes a copy of 4 to 5 MB whole: no property is larger than xsel reads (4,000,000 bytes)")
+    func xselReadsLargeCopies() async throws {
+        let desktop = try await X11World()
+        for size in [4_100_000, 5_000_000] {
+            let text = Data((0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+            expectSuccess(try await desktop.world.pbctl("copy", input: text))
+            try await desktop.waitUntilOffered("UTF8_STRING")
+            let pasted = try await runProgram(
+                try X11World.tool("xsel", package: "xsel"), ["--clipboard", "--output"], environment: desktop.x11.environment,
+                timeout: .seconds(20))
+            #expect(pasted.status == 0, "\(pasted.err)")
+            #expect(pasted.stdout.count == size)
+            #expect(pasted.stdout == text)
+        }
+    }
+
     @Test("Each copy, on either side, is exactly one change and one Changed; nothing comes back")
     func noLoops() async throws {
         let desktop = try await X11World()
@@ -138,6 +154,27 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "text/html"), stdout: "<b>read</b>")
         expectSuccess(try await desktop.world.pbctl("paste", "-t", "text/html"), stdout: "<b>read</b>")
         #expect(try await desktop.world.changeCount() == count)
+    }
+
+    @Test("An app that quits as soon as it has sent its data (xclip -loops 1) is pasted, and stays pasteable")
+    func appQuitsOnceRead() async throws {
+        let desktop = try await X11World()
+        for (selection, name) in [("clipboard", "general"), ("primary", "primary")] {
+            let before = try await desktop.world.changeCount(name)
+            let file = try temporaryFile(Data("once \(selection)".utf8), "x11-once")
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let app = try ChildProcess(
+                try X11World.tool("xclip", package: "xclip"), ["-quiet", "-loops", "1", "-selection", selection, "-i", file],
+                environment: desktop.x11.environment)
+            app.send(Data())
+            let count = try await desktop.world.waitForCount(of: name, above: before)
+            expectSuccess(try await desktop.world.pbctl("-p", name, "paste"), stdout: "once \(selection)")
+            // The app has quit after its one paste; what it sent is kept and served.
+            _ = try await app.wait(timeout: .seconds(10))
+            expectSuccess(try await desktop.world.pbctl("-p", name, "paste"), stdout: "once \(selection)")
+            try await desktop.waitUntilOffered("text/plain;charset=utf-8", selection: selection)
+            #expect(try await desktop.world.changeCount(name) == count)
+        }
     }
 
     @Test("Concealed contents go to the desktop with the password manager hint; transient and owner-only ones do not go")

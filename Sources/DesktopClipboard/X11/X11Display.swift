@@ -61,9 +61,11 @@ final class X11Display {
         maxPropertyBytes = max(min(maxRequest - 64, Self.largestProperty), 4096)
     }
 
-    /// Data up to this size is answered in one property even when the server would take more:
-    /// an app asking for a large item gets it in steps it can follow.
-    static let largestProperty = 4 << 20
+    /// Data up to this size is answered in one property even when the server would take more,
+    /// and larger data in `INCR` steps of this size: an app asking for a large item gets it in
+    /// steps it can follow. Under 4,000,000 bytes, which is as much of a property as `xsel`
+    /// reads (it asks for 1,000,000 units of four bytes): a larger one reached it cut short.
+    static let largestProperty = 1 << 20
 
     func watch(_ selection: xcb_atom_t) {
         let mask = XCB_XFIXES_SELECTION_EVENT_MASK_SET_SELECTION_OWNER.rawValue

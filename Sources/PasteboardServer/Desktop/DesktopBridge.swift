@@ -48,6 +48,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         let count: UInt64
         let source: any DesktopSource
         let sourceTypes: [PasteboardType: String]
+        /// Its app has quit (the selection has no owner): what is fetched of it is offered by
+        /// pasteboardd.
+        var ownerGone = false
     }
 
     init(service: PasteboardService, mode: DesktopMode, environment: [String: String], logger: Logger) {
@@ -134,7 +137,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     func desktopSelectionChanged(_ selection: DesktopSelection, source: (any DesktopSource)?) {
         let name = Self.name(of: selection)
         guard let source else {
-            // The app that owned it quit: what was fetched of its copy stays pasteable.
+            // The app that owned it quit: what was fetched of its copy stays pasteable. (What is
+            // being fetched now is offered once kept: see `provide`.)
+            state.withLock { $0.imports[selection]?.ownerGone = true }
             return service.perform { [self] in offer(selection, service.entry(name), fetchedOnly: true) }
         }
         let imported = Self.importedTypes(source.types, limit: Int(clamping: service.limits.maxTypesPerItem))
@@ -233,7 +238,21 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         // Admitted before it is kept: refused data must not reach the store.
         try service.admitProvided(promise, size: text.size)
         if keeps { await service.keepProvided(promise, text) }
+        offerIfOwnerGone(promise)
         return text
+    }
+
+    /// An app that quits as soon as it has sent its data (`xclip -loops 1`) may be seen to go
+    /// before its data is kept, when there was nothing to offer in its place: offers it now.
+    private func offerIfOwnerGone(_ promise: Promise) {
+        guard let selection = Self.selection(of: promise.name),
+            state.withLock({ $0.imports[selection].map { $0.count == promise.count && $0.ownerGone } ?? false })
+        else { return }
+        service.perform { [self] in
+            let entry = service.entry(promise.name)
+            guard entry.count == promise.count else { return }
+            offer(selection, entry, fetchedOnly: true)
+        }
     }
 
     /// What reading a desktop app's data failed with, as the reader's error: the app's doing
