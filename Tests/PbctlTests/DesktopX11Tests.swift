@@ -268,6 +268,27 @@ struct DesktopX11Tests {
         #expect(log.contains("lost the X11 display"), "\(log)")
     }
 
+    @Test("A copy of X11's own targets only is one change that empties general, and the app keeps the clipboard; identifiers are kept as written")
+    func copyOfNothingPasteboarddHolds() async throws {
+        let desktop = try await X11World()
+        expectSuccess(try await desktop.world.pbctl("copy", input: "older"))
+        let (app, count) = try await desktop.copyWithXclip(Data("compound".utf8), type: "COMPOUND_TEXT")
+        defer { app.kill() }
+        #expect(try await desktop.world.pbctl("types").out == "")
+        let pasted = try await desktop.world.pbctl("paste")
+        #expect(pasted.status == 1, "\(pasted)")
+        // Not offered back: the app still owns the clipboard.
+        try await Task.sleep(for: .milliseconds(200))
+        expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o", "-t", "COMPOUND_TEXT"), stdout: "compound")
+        #expect(try await desktop.world.changeCount() == count)
+
+        let (todoApp, todoCount) = try await desktop.copyWithXclip(Data(#"{"todo":1}"#.utf8), type: "com.example.todo")
+        defer { todoApp.kill() }
+        #expect(todoCount == count + 1)
+        expectSuccess(try await desktop.world.pbctl("types"), stdout: "com.example.todo\n")
+        expectSuccess(try await desktop.world.pbctl("paste", "-t", "com.example.todo"), stdout: #"{"todo":1}"#)
+    }
+
     @Test("Requests for what is not offered are refused, and the server goes on")
     func refusals() async throws {
         let desktop = try await X11World()

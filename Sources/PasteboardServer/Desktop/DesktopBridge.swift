@@ -143,13 +143,15 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             return service.perform { [self] in offer(selection, service.entry(name), fetchedOnly: true) }
         }
         let imported = Self.importedTypes(source.types, limit: Int(clamping: service.limits.maxTypesPerItem))
-        guard !imported.types.isEmpty else {
-            return logger.info("desktop bridge: the \(selection) offers no MIME type (\(source.types.prefix(10).joined(separator: ", "))); '\(name)' left as it is")
+        if imported.types.isEmpty {
+            // Still a copy: the pasteboard must not go on showing what the desktop no longer
+            // pastes. It becomes one empty change, which is not offered back.
+            logger.info("desktop bridge: the \(selection) offers no type pasteboardd can hold (\(source.types.prefix(10).joined(separator: ", "))); '\(name)' is emptied")
         }
         service.perform { [self] in
             do throws(PasteboardError) {
                 let change = try service.writePromised(
-                    name, itemTypes: [imported.types], provider: Self.provider, bus: token,
+                    name, itemTypes: imported.types.isEmpty ? [] : [imported.types], provider: Self.provider, bus: token,
                     options: WriteOptions(concealed: imported.concealed), ownerPID: nil)
                 let announce = state.withLock { state in
                     state.imports[selection] = Import(count: change.count, source: source, sourceTypes: imported.sourceTypes)
@@ -162,9 +164,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         }
     }
 
-    /// The types a desktop copy is stored under: its MIME types, with the X11 text targets
-    /// (`UTF8_STRING`, `TEXT`, `STRING`) as UTF-8 plain text; each with the app's name of it.
-    /// The password manager hint makes the copy concealed and is not itself stored.
+    /// The types a desktop copy is stored under: its types (``isTypeName(_:)``), with the X11
+    /// text targets (`UTF8_STRING`, `TEXT`, `STRING`) as UTF-8 plain text; each with the app's
+    /// name of it. The password manager hint makes the copy concealed and is not itself stored.
     static func importedTypes(_ offered: [String], limit: Int) -> (types: [PasteboardType], sourceTypes: [PasteboardType: String], concealed: Bool) {
         // The app's names of UTF-8 text, best first.
         let textNames = ["text/plain;charset=utf-8", "UTF8_STRING", "TEXT", "STRING"]
@@ -180,7 +182,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             if textNames.contains(name) {
                 type = .utf8PlainText
             } else {
-                guard name.contains("/"), let valid = try? PasteboardType(validating: name) else { continue }
+                guard isTypeName(name), let valid = try? PasteboardType(validating: name) else { continue }
                 type = valid
             }
             if let known = sourceTypes[type] {
@@ -192,6 +194,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             }
         }
         return (types, sourceTypes, concealed)
+    }
+
+    /// Whether a name a desktop app offers is a type: a MIME type, or an identifier
+    /// (`com.example.todo`, Apple's `public.png`), kept as written as the contract keeps any
+    /// type. X11's own atoms are not (`COMPOUND_TEXT`, `_NETSCAPE_URL`, `PIXMAP`): they have no
+    /// dot, or no lowercase letter.
+    static func isTypeName(_ name: String) -> Bool {
+        name.contains("/") || (name.contains(".") && name.contains(where: \.isLowercase))
     }
 
     /// A desktop copy's data, asked of the app that copied it (a promise of ``provider``).
@@ -312,8 +322,11 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     /// owns the selection, and it is never offered back. (A restored desktop copy is a change
     /// of its own, and is offered.)
     private func isCurrentImport(_ entry: PasteboardEntry, of selection: DesktopSelection) -> Bool {
-        guard let first = entry.items.first?.representations.first, case .promised(let promise) = first.payload, promise.bus == token else { return false }
-        return state.withLock { $0.imports[selection]?.count } == entry.count
+        guard state.withLock({ $0.imports[selection]?.count }) == entry.count else { return false }
+        // A copy of nothing pasteboardd can hold is an empty change.
+        guard let first = entry.items.first?.representations.first else { return true }
+        guard case .promised(let promise) = first.payload else { return false }
+        return promise.bus == token
     }
 
     /// The data of `type` (as the desktop names it) of the change `count` of `name`: a
