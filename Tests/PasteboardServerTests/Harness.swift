@@ -213,9 +213,19 @@ final class Harness: Sendable {
     // MARK: Signals
 
     /// Records the interface's signals (`Changed`, `Removed`) as they arrive.
+    ///
+    /// Signals of changes made before this call are left out: each `Changed` follows its
+    /// reply, so the one of a write that has just returned may still be on its way, and would
+    /// reach the new subscription or not, by chance. A call answered by the server after the
+    /// subscription is a barrier: what the server sent before its answer (a lower serial from
+    /// the same connection) came before this call. A restarted server's signals all count.
     func recordSignals(on connection: Connection? = nil) async throws -> SignalRecorder {
         let connection = connection ?? client
-        return SignalRecorder(connection, try await connection.signals(matching: MatchRule(path: Self.path, interface: Self.interface)))
+        let recorder = SignalRecorder(connection, try await connection.signals(matching: MatchRule(path: Self.path, interface: Self.interface)))
+        if let barrier = try? await reply("ChangeCount", [.string("general")], timeout: .seconds(5)), let sender = barrier.sender {
+            recorder.ignore(from: sender, below: barrier.serial)
+        }
+        return recorder
     }
 
     // MARK: Values
@@ -269,6 +279,12 @@ final class SignalRecorder: Sendable {
     /// Signals so far.
     var signals: [Signal] { box.signals }
 
+    /// Leaves out signals `sender` sent with a serial below `serial`, those received already
+    /// included.
+    func ignore(from sender: String, below serial: UInt32) {
+        box.ignore(from: sender, below: serial)
+    }
+
     /// Waits until at least `count` signals have arrived (or `timeout` has passed), and returns
     /// every signal received by then.
     func wait(for count: Int, timeout: Duration = .seconds(5)) async -> [Signal] {
@@ -284,9 +300,32 @@ final class SignalRecorder: Sendable {
     }
 
     private final class Box: Sendable {
-        private let list = Mutex<[Signal]>([])
-        var signals: [Signal] { list.withLock { $0 } }
-        func append(_ signal: Signal) { list.withLock { $0.append(signal) } }
+        private struct State {
+            var signals: [Signal] = []
+            var ignored: (sender: String, below: UInt32)?
+
+            func isIgnored(_ signal: Signal) -> Bool {
+                guard let ignored else { return false }
+                return signal.sender == ignored.sender && signal.serial < ignored.below
+            }
+        }
+
+        private let state = Mutex(State())
+        var signals: [Signal] { state.withLock { $0.signals } }
+
+        func append(_ signal: Signal) {
+            state.withLock { state in
+                if !state.isIgnored(signal) { state.signals.append(signal) }
+            }
+        }
+
+        func ignore(from sender: String, below serial: UInt32) {
+            state.withLock { state in
+                state.ignored = (sender, serial)
+                let kept = state.signals.filter { !state.isIgnored($0) }
+                state.signals = kept
+            }
+        }
     }
 }
 
