@@ -120,6 +120,11 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     public func clear(_ selection: DesktopSelection) {
         loop.submit { [self] in
+            let now = display.serverTime()
+            // The owner changes the X server made before `now` are among the events read while
+            // waiting for it: handled first, so that an app's copy made just before the clear
+            // is known, however late this thread runs.
+            _ = handleEvents()
             // An app that took the selection since the last report (its targets still being
             // asked) made a copy newer than what the pasteboard dropped: it stays, and is
             // reported as usual.
@@ -128,7 +133,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             // An app that owns it is told by the X server (SelectionClear), as when another app
             // takes it; the "no owner" that follows is ours, not an app's quitting.
             disowning.insert(selection)
-            xcb_set_selection_owner(display.connection, xcb_window_t(XCB_NONE), selectionAtoms[selection]!, display.serverTime())
+            xcb_set_selection_owner(display.connection, xcb_window_t(XCB_NONE), selectionAtoms[selection]!, now)
         }
     }
 
