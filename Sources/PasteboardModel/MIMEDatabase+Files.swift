@@ -27,12 +27,14 @@ extension MIMEDatabase {
         }
         let declarations = DeclaredTypes(directories: directories)
         if subclasses.isEmpty, aliases.isEmpty {
-            self.init(subclasses: Self.builtInSubclasses, aliases: Self.builtInAliases, isBuiltIn: true, declarations: declarations)
+            self.init(
+                subclasses: Self.builtInSubclasses, aliases: Self.builtInAliases, isBuiltIn: true, declarations: declarations,
+                directories: directories)
         } else {
             self.init(
                 subclasses: subclasses.joined(separator: "\n"),
                 aliases: aliases.joined(separator: "\n"),
-                isBuiltIn: false, declarations: declarations)
+                isBuiltIn: false, declarations: declarations, directories: directories)
         }
     }
 

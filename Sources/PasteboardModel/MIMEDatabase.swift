@@ -49,6 +49,13 @@ public struct MIMEDatabase: Sendable {
     /// an identifier conforms as its declared MIME type does.
     public let declarations: DeclaredTypes
 
+    /// The XDG data directories it was read from, most important first (none for a database
+    /// made of text).
+    let directories: [String]
+
+    /// The files read from `directories` on demand (``entry(of:)``, ``globs``).
+    let onDemand = MIMEDatabaseFiles()
+
     /// A database from the text of shared-mime-info's `subclasses` and `aliases` files.
     ///
     /// Each line is two types separated by a space: `child parent` in `subclasses`,
@@ -64,9 +71,10 @@ public struct MIMEDatabase: Sendable {
         self.init(subclasses: subclasses, aliases: aliases, isBuiltIn: false, declarations: declarations)
     }
 
-    init(subclasses: String, aliases: String, isBuiltIn: Bool, declarations: DeclaredTypes = .none) {
+    init(subclasses: String, aliases: String, isBuiltIn: Bool, declarations: DeclaredTypes = .none, directories: [String] = []) {
         self.isBuiltIn = isBuiltIn
         self.declarations = declarations
+        self.directories = directories
 
         var canonicalByAlias: [String: String] = [:]
         for (alias, canonical) in Self.pairs(in: aliases) where alias != canonical {

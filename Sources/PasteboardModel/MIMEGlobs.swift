@@ -10,7 +10,7 @@ import Foundation
 /// case-sensitive (`PNG` is `png`).
 ///
 /// ```swift
-/// let globs = MIMEGlobs.shared
+/// let globs = MIMEDatabase.shared.globs
 /// globs.mimeTypes(forExtension: "PNG")    // ["image/png"]
 /// globs.mimeTypes(forExtension: "C")      // ["text/x-c++src"]
 /// globs.extensions(of: "text/html")       // ["html", "htm"]
@@ -77,10 +77,6 @@ public struct MIMEGlobs: Sendable {
             try? String(contentsOfFile: directory + "/mime/globs2", encoding: .utf8)
         })
     }
-
-    /// The tables of this process's data directories, read once, on first use.
-    public static let shared = MIMEGlobs(
-        directories: MIMEDatabase.searchDirectories(environment: ProcessInfo.processInfo.environment))
 
     /// The MIME types files ending in `.extension` have, the likeliest first; empty when none
     /// is known.

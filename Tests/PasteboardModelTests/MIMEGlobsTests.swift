@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import PasteboardModel
@@ -56,6 +57,32 @@ struct MIMEGlobsTests {
         let globs = MIMEGlobs(globs2: [user, Self.system])
         #expect(globs.mimeTypes(forExtension: "old") == ["application/x-new"])
         #expect(globs.extensions(of: "application/x-old").isEmpty)
+    }
+
+    @Test("a database reads its directories' globs and entries on first use, and a database read again reads them again")
+    func databaseFiles() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mime-globs-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/mime/text", withIntermediateDirectories: true)
+        try "50:text/x-test:*.tst\n".write(toFile: root + "/mime/globs2", atomically: true, encoding: .utf8)
+        let xml = """
+            <?xml version="1.0"?>
+            <mime-type xmlns="http://www.freedesktop.org/standards/shared-mime-info" type="text/x-test">
+              <comment>Test text</comment>
+              <glob pattern="*.tst"/>
+              <glob pattern="*.test"/>
+            </mime-type>
+            """
+        try xml.write(toFile: root + "/mime/text/x-test.xml", atomically: true, encoding: .utf8)
+        let database = MIMEDatabase(directories: [root])
+        let type = try PasteboardType(validating: "text/x-test")
+        #expect(database.globs.mimeTypes(forExtension: "tst") == ["text/x-test"])
+        #expect(database.entry(of: type) == MIMEDatabase.Entry(file: root + "/mime/text/x-test.xml", comment: "Test text", extensions: ["tst", "test"]))
+        #expect(database.entry(of: try PasteboardType(validating: "text/x-none")) == nil)
+
+        try "50:text/x-other:*.tst\n".write(toFile: root + "/mime/globs2", atomically: true, encoding: .utf8)
+        #expect(database.globs.mimeTypes(forExtension: "tst") == ["text/x-test"], "read once per database")
+        #expect(MIMEDatabase(directories: [root]).globs.mimeTypes(forExtension: "tst") == ["text/x-other"])
     }
 
     @Test("malformed lines are ignored")

@@ -145,6 +145,16 @@ enum BuiltInTypes {
         return entries
     }()
 
+    /// Lowercased file name extension → the built-in types with it, in the table's order.
+    static let byExtension: [String: [UTType]] = {
+        var types: [String: [UTType]] = [:]
+        for row in table {
+            guard let fileExtension = row.ext, let entry = byKey[row.identifier.lowercased()] else { continue }
+            types[fileExtension.lowercased(), default: []].append(entry.type)
+        }
+        return types
+    }()
+
     /// Canonical MIME form → the built-in type, for the types whose MIME type is not from the
     /// server's alias table (``UTType/attributedString``).
     static let byOwnMIME: [String: UTType] = {

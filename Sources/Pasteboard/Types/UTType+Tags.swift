@@ -107,17 +107,15 @@ extension UTType {
         case .filenameExtension:
             let fileExtension = tag.hasPrefix(".") ? String(tag.dropFirst()) : tag
             guard !fileExtension.isEmpty else { break }
-            for declaration in MIMEDatabase.shared.declarations.all
+            let database = MIMEDatabase.shared
+            for declaration in database.declarations.all
             where declaration.extensions.contains(where: { $0.caseInsensitiveCompare(fileExtension) == .orderedSame }) {
                 add(UTType(declaration))
             }
-            for mime in MIMEGlobs.shared.mimeTypes(forExtension: fileExtension) {
+            for mime in database.globs.mimeTypes(forExtension: fileExtension) {
                 add(UTType(mimeType: mime, conformingTo: .data))
             }
-            for (_, entry) in BuiltInTypes.byKey.sorted(by: { $0.key < $1.key })
-            where entry.filenameExtension?.caseInsensitiveCompare(fileExtension) == .orderedSame {
-                add(entry.type)
-            }
+            BuiltInTypes.byExtension[fileExtension.lowercased(), default: []].forEach(add)
         default:
             break
         }
@@ -127,6 +125,8 @@ extension UTType {
     /// The prefix of a dynamic type's identifier: `dyn.`, Apple's, then the tag class and the
     /// tag, so that the same tag always gives the same type.
     private static let dynamicPrefix = "dyn."
+    /// The prefix of a dynamic type made for a file name extension, which follows it.
+    private static let dynamicExtensionPrefix = dynamicPrefix + UTTagClass.filenameExtension.rawValue + "."
 
     private static func dynamicType(tag: String, tagClass: UTTagClass, conformingTo supertype: UTType?) -> UTType? {
         let tag = tagClass == .filenameExtension && tag.hasPrefix(".") ? String(tag.dropFirst()) : tag
@@ -178,16 +178,17 @@ extension UTType {
             }
         }
         if let own = BuiltInTypes.byKey[key]?.filenameExtension { add(own) }
-        if isDynamic, identifier.hasPrefix(Self.dynamicPrefix + UTTagClass.filenameExtension.rawValue + ".") {
-            add(String(identifier.dropFirst(Self.dynamicPrefix.count + UTTagClass.filenameExtension.rawValue.count + 1)))
+        if identifier.hasPrefix(Self.dynamicExtensionPrefix) {
+            add(String(identifier.dropFirst(Self.dynamicExtensionPrefix.count)))
         }
-        if let declared = MIMEDatabase.shared.declarations.declaration(forIdentifier: key) {
+        let database = MIMEDatabase.shared
+        if let declared = database.declarations.declaration(forIdentifier: key) {
             declared.extensions.forEach(add)
         }
         if let mime = pasteboardTypeValue, mime.isMIME {
-            let canonical = MIMEDatabase.shared.resolvingAliases(mime.withoutParameters)
-            MIMEDatabase.entry(of: canonical, in: Self.dataDirectories)?.extensions.forEach(add)
-            MIMEGlobs.shared.extensions(of: canonical.rawValue).forEach(add)
+            let canonical = database.resolvingAliases(mime.withoutParameters)
+            database.entry(of: canonical)?.extensions.forEach(add)
+            database.globs.extensions(of: canonical.rawValue).forEach(add)
         }
         return extensions
     }
@@ -195,18 +196,14 @@ extension UTType {
     /// The description of the type for people, from the MIME database (`PNG image`); `nil`
     /// when the database has none, as for the abstract types.
     public var localizedDescription: String? {
-        if let declared = MIMEDatabase.shared.declarations.declaration(forIdentifier: key), !declared.comment.isEmpty {
+        let database = MIMEDatabase.shared
+        if let declared = database.declarations.declaration(forIdentifier: key), !declared.comment.isEmpty {
             return declared.comment
         }
-        guard let mime = pasteboardTypeValue, mime.isMIME else { return nil }
-        let canonical = MIMEDatabase.shared.resolvingAliases(mime.withoutParameters)
-        guard let comment = MIMEDatabase.entry(of: canonical, in: Self.dataDirectories)?.comment, !comment.isEmpty else { return nil }
+        guard let mime = pasteboardTypeValue, mime.isMIME,
+            let comment = database.entry(of: database.resolvingAliases(mime.withoutParameters))?.comment, !comment.isEmpty
+        else { return nil }
         return comment
-    }
-
-    /// The XDG data directories the MIME database is read from.
-    private static var dataDirectories: [String] {
-        MIMEDatabase.searchDirectories(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Where the type is documented; always `nil` on Linux, where declarations carry no URL.

@@ -63,7 +63,7 @@ public struct TypeDescription: Sendable, Equatable {
             return
         }
         let canonical = database.resolvingAliases(mime)
-        let entry = MIMEDatabase.entry(of: canonical, in: installer.searchDirectories)
+        let entry = database.entry(of: canonical)
         guard entry != nil || canonical.appleIdentifier != nil else {
             throw .init(.notDeclared, "\(mime) is not a type the MIME database knows; declare it with `pbctl types declare IDENTIFIER --mime \(mime) --conforms-to TYPE`")
         }
