@@ -67,6 +67,7 @@ extension UTType {
     /// - Returns: `nil` when a type is known for the tag but none conforms to `supertype`,
     ///   or when the tag cannot name a type (empty, not printable ASCII).
     public init?(tag: String, tagClass: UTTagClass, conformingTo supertype: UTType?) {
+        let tag = Self.normalized(tag, tagClass)
         let known = Self.knownTypes(tag: tag, tagClass: tagClass)
         if let type = known.first(where: { Self.type($0, conformsTo: supertype) }) {
             self = type
@@ -86,7 +87,12 @@ extension UTType {
     /// // [.pythonScript]
     /// ```
     public static func types(tag: String, tagClass: UTTagClass, conformingTo supertype: UTType?) -> [UTType] {
-        knownTypes(tag: tag, tagClass: tagClass).filter { type($0, conformsTo: supertype) }
+        knownTypes(tag: normalized(tag, tagClass), tagClass: tagClass).filter { type($0, conformsTo: supertype) }
+    }
+
+    /// A file name extension without its leading dot, as Apple takes `.png` for `png`.
+    private static func normalized(_ tag: String, _ tagClass: UTTagClass) -> String {
+        tagClass == .filenameExtension && tag.hasPrefix(".") ? String(tag.dropFirst()) : tag
     }
 
     /// `.data` asks nothing of a type: any MIME type's bytes may stand on a pasteboard, a
@@ -105,17 +111,16 @@ extension UTType {
         case .mimeType:
             add(UTType(mimeType: tag, conformingTo: .data))
         case .filenameExtension:
-            let fileExtension = tag.hasPrefix(".") ? String(tag.dropFirst()) : tag
-            guard !fileExtension.isEmpty else { break }
+            guard !tag.isEmpty else { break }
             let database = MIMEDatabase.shared
             for declaration in database.declarations.all
-            where declaration.extensions.contains(where: { $0.caseInsensitiveCompare(fileExtension) == .orderedSame }) {
+            where declaration.extensions.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) {
                 add(UTType(declaration))
             }
-            for mime in database.globs.mimeTypes(forExtension: fileExtension) {
+            for mime in database.globs.mimeTypes(forExtension: tag) {
                 add(UTType(mimeType: mime, conformingTo: .data))
             }
-            BuiltInTypes.byExtension[fileExtension.lowercased(), default: []].forEach(add)
+            BuiltInTypes.byExtension[tag.lowercased(), default: []].forEach(add)
         default:
             break
         }
@@ -129,7 +134,6 @@ extension UTType {
     private static let dynamicExtensionPrefix = dynamicPrefix + UTTagClass.filenameExtension.rawValue + "."
 
     private static func dynamicType(tag: String, tagClass: UTTagClass, conformingTo supertype: UTType?) -> UTType? {
-        let tag = tagClass == .filenameExtension && tag.hasPrefix(".") ? String(tag.dropFirst()) : tag
         let identifier = dynamicPrefix + tagClass.rawValue + "." + tag.lowercased()
         guard !tag.isEmpty, !identifier.contains("/"), (try? PasteboardType(validating: identifier)) != nil else {
             return nil
