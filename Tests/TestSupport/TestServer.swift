@@ -93,8 +93,14 @@ public final class TestServer: Sendable {
 
     deinit {
         if let pid = running.withLock({ $0.take() })?.pid {
-            kill(pid, SIGKILL)
-            _ = reap(pid)
+            // A server that ended by itself during the test (a crash, a lost bus): its log is the
+            // only account of why, and is deleted below.
+            if let status = reap(pid, wait: false), status >= 0 {
+                FileHandle.standardError.write(Data("pasteboardd (pid \(pid)) ended by itself with status \(status); its log:\n\(log)\n".utf8))
+            } else {
+                kill(pid, SIGKILL)
+                _ = reap(pid)
+            }
         }
         try? FileManager.default.removeItem(atPath: logPath)
         if ownsStateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }
