@@ -118,7 +118,7 @@ public struct MIMEDatabase: Sendable {
 
     /// How far `type` is from `other` when it conforms to it: 0 for the same type, 2 for each
     /// step up a subclass chain and 1 for extra parameters, ``octetStreamDistance`` for
-    /// `application/octet-stream`; `nil` when it does not conform.
+    /// `application/octet-stream` (whatever the parameters); `nil` when it does not conform.
     ///
     /// Used to pick, among an item's types, the one closest to what was asked for.
     ///
@@ -133,10 +133,12 @@ public struct MIMEDatabase: Sendable {
         let parameterDistance = offeredParameters.count > wantedParameters.count ? 1 : 0
 
         guard let essenceDistance = essenceDistance(from: type, to: other) else { return nil }
+        // Every type is bytes alike: asked for `application/octet-stream`, an item's richest
+        // type comes first, parameters or not.
+        if essenceDistance >= Self.octetStreamDistance { return essenceDistance }
         // A subclass step outweighs extra parameters: asked for `text/plain`, an item offering
         // `text/html` and `text/plain;charset=utf-8` gives the plain text.
-        let steps = essenceDistance >= Self.octetStreamDistance ? essenceDistance : 2 * essenceDistance
-        return steps + parameterDistance
+        return 2 * essenceDistance + parameterDistance
     }
 
     /// The index of the offered type closest to `request`, the earliest on a tie (items list

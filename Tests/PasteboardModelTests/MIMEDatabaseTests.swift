@@ -118,6 +118,10 @@ struct MIMEDatabaseTests {
         #expect(try database.indexOfBestMatch(for: make("text/plain;charset=utf-8"), in: offered) == 3)
         #expect(try database.indexOfBestMatch(for: make("application/xml"), in: offered) == 1)
         #expect(try database.indexOfBestMatch(for: make("application/octet-stream"), in: offered) == 0)
+        // Bytes are bytes: the richest type, even one with parameters.
+        let text = try ["text/plain;charset=utf-8", "text/html", "image/png"].map(make)
+        #expect(try database.indexOfBestMatch(for: make("application/octet-stream"), in: text) == 0)
+        #expect(try database.indexOfBestMatch(for: make("application/octet-stream"), in: text + [make("application/octet-stream")]) == 3)
         #expect(try database.indexOfBestMatch(for: make("image/jpeg"), in: offered) == nil)
         #expect(try database.indexOfBestMatch(for: make("text/plain"), in: []) == nil)
     }

@@ -145,6 +145,9 @@ struct MethodTests {
         await h.expectFailure("NoSuchType", "ReadBest", [.string("general"), .uint32(1), .strings(["text/plain"]), .uint64(0)])
         await h.expectFailure("NoSuchType", "ReadBest", [.string("general"), .uint32(0), .strings([]), .uint64(0)])
         await h.expectFailure("NoSuchItem", "ReadBest", [.string("general"), .uint32(2), .strings(["image/png"]), .uint64(0)])
+        // Every type is bytes: asked for bytes, the item's first (richest) type, parameters or not.
+        try await h.write([[("text/plain;charset=utf-8", "t".bytes), ("image/png", [1])]], to: "bytes")
+        #expect(try await h.readBest(["application/octet-stream"], in: "bytes") == (1, "text/plain;charset=utf-8", "t".bytes))
     }
 
     @Test func readFdStreamsTheBytes() async throws {
@@ -176,6 +179,34 @@ struct MethodTests {
         let (_, descriptor) = try await h.readFd("text/plain;charset=utf-8")
         #expect(write(descriptor.rawValue, "x", 1) == -1)
         #expect(try await h.readData("text/plain;charset=utf-8").data == "secret".bytes)
+    }
+
+    /// `ReadFd` hands a reader the data's own file where it has one (the store's file, or the
+    /// memfd of data kept off the disk), and a descriptor can be opened again for writing
+    /// through `/proc`. The file must not allow it: a memfd sealed against writes, a store file
+    /// without write permission (checked by its mode: the tests may run as root, whom
+    /// permissions do not stop).
+    @Test(arguments: [false, true])
+    func readFdFilesCannotBeWrittenThroughProc(concealed: Bool) async throws {
+        let h = try await Harness()
+        let small = "small".bytes
+        let large = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try await h.write([[("application/x-small", small), ("application/x-large", large)]], options: [("concealed", .boolean(concealed))])
+        for (type, bytes) in [("application/x-small", small), ("application/x-large", large)] {
+            let (_, descriptor) = try await h.readFd(type)
+            var info = stat()
+            try #require(fstat(descriptor.rawValue, &info) == 0)
+            let sealWrite: Int32 = 0x0008  // F_SEAL_WRITE
+            let seals = fcntl(descriptor.rawValue, 1034)  // F_GET_SEALS
+            let sealed = seals >= 0 && seals & sealWrite != 0
+            #expect(sealed || info.st_mode & 0o222 == 0, "\(type): mode \(String(info.st_mode & 0o777, radix: 8)), seals \(seals)")
+            let reopened = open("/proc/self/fd/\(descriptor.rawValue)", O_WRONLY | O_CLOEXEC)
+            if reopened >= 0 {
+                if sealed { #expect(write(reopened, "HACK", 4) == -1) }
+                close(reopened)
+            }
+            #expect(try await h.readFdBytes(type).data == bytes)
+        }
     }
 
     @Test func createUniqueGivesDistinctUnusedNames() async throws {

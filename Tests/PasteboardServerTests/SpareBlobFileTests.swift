@@ -26,10 +26,17 @@ struct SpareBlobFileTests {
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(second))]], to: "big") == 2)
         // The first file is the spare now; the third write overwrites it and cuts it to size.
         #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
-        let spareInode = try Self.inode(Self.blobs(h) + "/" + (try #require(try Self.spares(h).first)))
+        let sparePath = Self.blobs(h) + "/" + (try #require(try Self.spares(h).first))
+        let spareInode = try Self.inode(sparePath)
+        // A stored file is read-only, for readers given it by ReadFd; the spare is to be written
+        // (by a server not running as root, whom the mode would stop).
+        #expect(try Self.mode(sparePath) == 0o600)
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(third))]], to: "big") == 3)
         #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))
         #expect(try Self.blobNames(withInode: spareInode, h) == 1, "the spare was not overwritten")
+        for blob in try FileManager.default.contentsOfDirectory(atPath: Self.blobs(h)) where !blob.hasPrefix("spare-") {
+            #expect(try Self.mode(Self.blobs(h) + "/" + blob) == 0o400, "\(blob)")
+        }
 
         // Named and committed like any other: a restart reads it back, and no spare is left.
         #expect(h.server.terminate() == 0)
@@ -47,6 +54,13 @@ struct SpareBlobFileTests {
         var info = stat()
         guard stat(path, &info) == 0 else { throw TestSupportError("stat \(path): \(String(cString: strerror(errno)))") }
         return UInt(info.st_ino)
+    }
+
+    /// The permission bits of the file at `path`.
+    private static func mode(_ path: String) throws -> UInt32 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TestSupportError("stat \(path): \(String(cString: strerror(errno)))") }
+        return UInt32(info.st_mode) & 0o777
     }
 
     /// How many blob files (not spares) are the file `inode`: 1 when a spare was overwritten and

@@ -45,7 +45,7 @@ final class ChangeSignals: Sendable {
     private func changed(_ change: Change) -> Message? {
         let slot = Int(UInt(bitPattern: change.name.hashValue) % UInt(Self.slotCount))
         let kept = recent.withLock { recent in
-            recent[slot].flatMap { $0.name == change.name && $0.types == change.types ? $0.changed : nil }
+            recent[slot].flatMap { $0.name == change.name && Self.sameSpelling($0.types, change.types) ? $0.changed : nil }
         }
         if let kept {
             return kept.copy(count: change.count)
@@ -56,5 +56,12 @@ final class ChangeSignals: Sendable {
         guard let counted = CountedMessage(made) else { return made }
         recent.withLock { $0[slot] = Recent(name: change.name, types: change.types, changed: counted) }
         return counted.copy(count: change.count)
+    }
+
+    /// Whether two lists of types are written alike. Types compare equal in any spelling
+    /// (`Text/Plain` is `text/plain`), but `Changed` carries them as `Types` returns them,
+    /// as the new contents spell them.
+    private static func sameSpelling(_ kept: [PasteboardType], _ new: [PasteboardType]) -> Bool {
+        kept.elementsEqual(new) { $0.rawValue == $1.rawValue }
     }
 }

@@ -39,7 +39,7 @@ struct PayloadWriter: Sendable {
     /// length), the spare file if there is one, to be overwritten.
     func createFile(sizeHint: UInt64?) throws(PasteboardError) -> BlobFile {
         if volatile {
-            let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC)
+            let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC | cdbus_MFD_ALLOW_SEALING)
             guard fd >= 0 else { throw .quotaExceeded("the server is out of memory for this data (\(String(cString: strerror(errno))))") }
             return BlobFile(fd: fd, id: nil, directory: blobDirectory)
         }
@@ -128,10 +128,20 @@ struct BlobFile {
 
     /// Ends writing and wraps the file: a store file is named (if need be) and its descriptor
     /// closed (the blob reopens it by path); a memfd's stays open, owned by the blob.
+    ///
+    /// The file is made read-only first. `ReadFd` hands readers the file itself (a memfd, or
+    /// the store's file opened read-only), and a descriptor can be opened again through
+    /// `/proc/PID/fd` with the file's own permissions: a memfd sealed against writing cannot be
+    /// changed by anyone, and a store file of mode 0400 not by its owner without a `chmod`.
     func finish(size: UInt64) throws(PasteboardError) -> Blob {
         // Less data came than was reserved (the file shrank meanwhile), or than the spare file
         // held: free the rest.
         if preallocated > size || reusing != nil { _ = ftruncate(fd, off_t(size)) }
+        if isMemory {
+            _ = cdbus_fcntl_int(fd, cdbus_F_ADD_SEALS, cdbus_F_SEAL_SHRINK | cdbus_F_SEAL_GROW | cdbus_F_SEAL_WRITE | cdbus_F_SEAL_SEAL)
+        } else {
+            _ = fchmod(fd, 0o400)
+        }
         if let reusing {
             defer { close(fd) }
             for _ in 0..<8 {

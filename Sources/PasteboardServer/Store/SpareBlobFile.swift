@@ -43,6 +43,8 @@ final class SpareBlobFile: Sendable {
             unlink(path)
             return
         }
+        // A stored file is read-only (``BlobFile/finish(size:)``); the spare is to be written.
+        _ = chmod(sparePath, 0o600)
         let generation = generations.add(1, ordering: .relaxed).newValue
         let replaced = spare.withLock { spare in
             defer { spare = (sparePath, generation) }
