@@ -233,6 +233,9 @@ final class PasteboardService: @unchecked Sendable {
                 return (entry.count, item.representations[best])
             }
         }
+        if requested.isEmpty {
+            throw .noSuchType("no types were asked for, so none of item \(index) of '\(name)' can be chosen; list the types you can read, richest first (it offers \(Self.list(offered)))")
+        }
         throw .noSuchType("item \(index) of '\(name)' has nothing conforming to \(Self.list(requested)); it offers \(Self.list(offered))")
     }
 
