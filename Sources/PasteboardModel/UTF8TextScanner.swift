@@ -19,6 +19,10 @@ public struct UTF8TextScanner: Sendable {
     /// Whether everything fed is UTF-8 text, to its last sequence.
     public var isWholeText: Bool { isTextSoFar && unfinished.isEmpty }
 
+    /// Whether everything fed may still be the start of text: false from the first byte that
+    /// is not, whatever follows.
+    public var mayBeText: Bool { isTextSoFar }
+
     /// Takes the next part of the data.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard isTextSoFar, !bytes.isEmpty else { return }

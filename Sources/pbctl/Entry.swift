@@ -18,6 +18,7 @@ enum Entry {
         MainThreadExecutor.run {
             let arguments = ExecCommand.separate(AttachedValues.split(CommandLine.arguments.dropFirst())).line
             guard let job = QuickLine.job(for: arguments, commands: Pbctl.quickCommands) else {
+                refuseHelpOnUnknownCommands(arguments)
                 await Pbctl.main(arguments)
                 exit(ExitStatus.success.rawValue)
             }
@@ -35,6 +36,30 @@ enum Entry {
 }
 
 extension Entry {
+    /// `pbctl help NAME` for a command there is not: a usage error, as `pbctl NAME` is.
+    /// ArgumentParser's own `help` prints the general help for it, with status 0, which a
+    /// script cannot tell from help on a command it named right.
+    private static func refuseHelpOnUnknownCommands(_ arguments: [String]) {
+        // The words of the line, without the global options and their values (AttachedValues
+        // has split `-pNAME` already).
+        var words: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex, words.count < 2 {
+            let argument = arguments[index]
+            if ["-p", "--pasteboard", "--address"].contains(argument) {
+                index += 2
+                continue
+            }
+            if !argument.hasPrefix("-") { words.append(argument) }
+            index += 1
+        }
+        guard words.count == 2, words[0] == "help" else { return }
+        let name = words[1]
+        guard !Pbctl.configuration.subcommands.contains(where: { $0._commandName == name }) else { return }
+        Output.error("no command '\(name)'; 'pbctl --help' lists them")
+        exit(ExitStatus.usage.rawValue)
+    }
+
     /// The options whose value is the next argument, other than `-p` and `-t` (said apart).
     private static let valueOptions: Set<String> = ["--address", "--expires", "--item", "--since", "--limit", "--mime", "--extension", "--comment"]
 

@@ -77,6 +77,33 @@ struct CopyTests {
         #expect(pasted.stdout == text + Data([0]))
     }
 
+    /// Input without an end is refused at the server's `max-item-bytes`, never held whole
+    /// first: input seen not to be text (`/dev/zero`, as stdin or named) streams to the
+    /// server, which refuses it; text (`yes`) is held only up to the limit. Nothing changes.
+    @Test(.timeLimit(.minutes(1)))
+    func endlessInputIsRefusedAtTheItemLimit() async throws {
+        let world = try await PbctlHarness(limits: ["max-item-bytes=3000000"])
+        expectSuccess(try await world.pbctl("copy", input: "before"))
+        let pbctl = try Paths.product("pbctl")
+        for command in [#""$0" --address "$1" copy < /dev/zero"#, #""$0" --address "$1" copy /dev/zero"#, #"yes | "$0" --address "$1" copy"#] {
+            let outcome = try await runProgram("/bin/sh", ["-c", command, pbctl, world.bus.address], timeout: .seconds(20))
+            #expect(outcome.status == 65, "\(command): \(outcome)")
+            #expect(outcome.err.contains("3000000 bytes (max-item-bytes)"), "\(command): \(outcome.err)")
+        }
+        expectSuccess(try await world.pbctl("paste"), stdout: "before")
+        expectSuccess(try await world.pbctl("count"), stdout: "1\n")
+    }
+
+    /// With no server on the bus, input that would be held until its end (text) fails at
+    /// once, not after its end, which an endless stream never reaches.
+    @Test(.timeLimit(.minutes(1)))
+    func endlessTextWithNoServerFailsAtOnce() async throws {
+        let world = try await PbctlHarness(server: false)
+        let outcome = try await runProgram("/bin/sh", ["-c", #"yes | "$0" --address "$1" copy"#, try Paths.product("pbctl"), world.bus.address], timeout: .seconds(20))
+        #expect(outcome.status == 69, "\(outcome)")
+        #expect(outcome.err.contains("pasteboardd is not running there"), "\(outcome.err)")
+    }
+
     /// On a terminal, a large file the server reads straight from its descriptor shows how
     /// much it has copied, as a copy from a pipe does.
     @Test func aLargeFileShowsProgressOnATerminal() async throws {

@@ -34,6 +34,15 @@ struct ExitStatusTests {
         #expect(result.err.contains("Usage: pbctl "))
     }
 
+    /// Help on a command there is not is a usage error too, not the general help and 0.
+    @Test func helpOnAnUnknownCommand() async throws {
+        let world = try await PbctlHarness(server: false)
+        expect(try await world.pbctl("help", "frobnicate"), status: 64, stdout: "", stderr: "pbctl: no command 'frobnicate'; 'pbctl --help' lists them\n")
+        let known = try await world.pbctl("help", "copy")
+        #expect(known.status == 0)
+        #expect(known.out.hasPrefix("OVERVIEW: Copy stdin"), "\(known.out)")
+    }
+
     @Test func noCommand() async throws {
         let world = try await PbctlHarness(server: false)
         let result = try await world.pbctl()
@@ -52,6 +61,11 @@ struct ExitStatusTests {
         (["watch", "--since", "many"], "Error: The value 'many' is invalid for '--since <COUNT>'\n"),
         (["watch", "--exec"], "Error: --exec needs a command to run"),
         (["copy", "--expires", "soon"], "Error: The value 'soon' is invalid for '--expires <SECONDS>'\n"),
+        // A negative number is a bad value, not a missing one.
+        (["copy", "--expires", "-1"], "Error: --expires takes a positive number of seconds\n"),
+        (["paste", "--item", "-1"], "Error: The value '-1' is invalid for '--item <N>'\n"),
+        (["watch", "--since", "-1"], "Error: The value '-1' is invalid for '--since <COUNT>'\n"),
+        (["history", "--limit", "-1"], "Error: The value '-1' is invalid for '--limit <N>'\n"),
         (["count", "extra"], "Error: Unexpected argument 'extra'\n"),
     ])
     func missingOrBadArgument(arguments: [String], message: String) async throws {

@@ -220,7 +220,7 @@ struct WatchTests {
                     .dictionary(key: "s", value: "v", []),
                 ])
         }
-        FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: gate, contents: nil)
         let lines = Array(try await watcher.waitForLines(skipped + 60).dropFirst(skipped))
         #expect(lines.count == 60)
         #expect(lines.map { $0.prefix { $0 != " " } } == (1...60).map { "\(count + UInt64($0))" }[...].map { Substring($0) })
@@ -242,6 +242,33 @@ struct WatchTests {
         let watcher = try world.watch("-p", "notes", "watch", "--since", "0", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
         defer { watcher.stop() }
         #expect(try await watcher.waitForLines(1) == ["notes 1 already there"])
+    }
+
+    /// Any file name is a program's: one with `=` in it, or starting with `-`, is run as it
+    /// is, not read as a variable to set or an option of some launcher.
+    @Test(arguments: ["a=b.sh", "-hook"])
+    func execRunsProgramsOfAnyName(program: String) async throws {
+        let world = try await PbctlHarness()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pbctl-exec-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/output"
+        _ = FileManager.default.createFile(atPath: output, contents: Data())
+        let path = directory + "/" + program
+        _ = FileManager.default.createFile(atPath: path, contents: Data("#!/bin/sh\necho \"ran $PASTEBOARD_COUNT $1\" >> \"$WATCH_OUTPUT\"\n".utf8), attributes: [.posixPermissions: 0o755])
+        // By path, and by name in PATH.
+        for (command, environment) in [(path, [:]), (program, ["PATH": directory + ":/usr/bin:/bin"])] {
+            let watcher = try world.watch("watch", "--exec", command, "argument", environment: environment.merging(["WATCH_OUTPUT": output]) { $1 }, linesFrom: output)
+            defer { watcher.stop() }
+            let skipped = try await watcher.prime(world) { "ran \($0) argument" }
+            let count = try await world.changeCount()
+            expectSuccess(try await world.pbctl("copy", input: "x"))
+            let lines = try await watcher.waitForLines(skipped + 1)
+            #expect(lines.last == "ran \(count + 1) argument", "\(command): \(lines)")
+            #expect(watcher.errorText == "", "\(command)")
+            watcher.stop()
+            try Data().write(to: URL(fileURLWithPath: output))
+        }
     }
 
     /// A command that cannot be found is a usage error at once, not a failure at every change.
@@ -329,7 +356,7 @@ enum CountAndData {
     static func watch(_ name: String, in world: PbctlHarness, after seconds: Double, gate: String? = nil) async throws -> (Watcher, Int, UInt64) {
         let file = try temporaryFile(Data(), "pbctl-watch-exec")
         let gate = try gate ?? temporaryFile(Data(), "pbctl-watch-gate")
-        FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: gate, contents: nil)
         let script = #"while [ ! -e "$WATCH_GATE" ]; do sleep 0.02; done; sleep \#(seconds); printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
         let watcher = try world.watch("-p", name, "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file, "WATCH_GATE": gate], linesFrom: file)
         let skipped = try await watcher.prime(world, name: name) { "\($0) ready" }

@@ -113,6 +113,23 @@ final class Server: Sendable {
         return entries.first { $0.key.stringValue == name }?.value.stringValue
     }
 
+    /// The server's limit `key` (`max-item-bytes`), nil when it names no such limit. Asking
+    /// also finds out whether the server is there at all (``Unreachable`` when not), or
+    /// starts it when the bus activates it.
+    func limit(_ key: String) async throws -> UInt64? {
+        let reply: Message
+        do {
+            let message = try Message.methodCall(
+                destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
+                interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string("Limits")])
+            reply = try await connection.call(message)
+        } catch {
+            throw translate(error)
+        }
+        let entries = reply.arguments().first?.variantValue?.dictionaryEntries ?? []
+        return entries.first { $0.key.stringValue == key }?.value.uint64Value
+    }
+
     typealias HistoryEntry = PasteboardHistoryEntry
 
     func history(_ name: String, limit: UInt32) async throws -> [HistoryEntry] {

@@ -32,7 +32,7 @@ struct History: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("Show at most N entries.", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Show at most N entries, all when 0.", valueName: "N"))
     var limit: UInt32 = 0
 
     func run() async throws {

@@ -26,7 +26,7 @@ struct Copy: AsyncParsableCommand {
     @Flag(help: "Not recorded in history and not stored on disk.")
     var transient = false
 
-    @Option(help: ArgumentHelp("Clear the pasteboard after SECONDS.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Clear the pasteboard after SECONDS.", valueName: "SECONDS"))
     var expires: Double?
 
     func validate() throws {

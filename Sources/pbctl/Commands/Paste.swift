@@ -15,7 +15,7 @@ struct Paste: AsyncParsableCommand {
     @Option(name: [.customShort("t"), .customLong("type")], help: ArgumentHelp("Accept TYPE, in order of preference (repeatable).", valueName: "TYPE"))
     var types: [String] = []
 
-    @Option(help: ArgumentHelp("Paste item N (from 0).", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Paste item N (from 0).", valueName: "N"))
     var item: UInt32?
 
     func run() async throws {

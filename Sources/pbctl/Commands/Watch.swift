@@ -27,7 +27,7 @@ struct Watch: AsyncParsableCommand {
     @Flag(help: "Print JSON lines.")
     var json = false
 
-    @Option(help: ArgumentHelp("First report the current state if its count is above COUNT.", valueName: "COUNT"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("First report the current state if its count is above COUNT.", valueName: "COUNT"))
     var since: UInt64?
 
     @Option(parsing: .remaining, help: ArgumentHelp("Run CMD with its arguments per change (the rest of the line).", valueName: "CMD"))

@@ -81,12 +81,7 @@ struct CopyJob: Job {
             throw Failure(message: "cannot read the input: \(String(cString: strerror(errno)))", status: .ioError)
         }
         if !complete, types.isEmpty {
-            // Its type is that of all of it: held in a file until its end, then sniffed and
-            // handed over as a file.
-            let spool = try Self.spool(head, then: input, inMemory: options.concealed || options.transient)
-            defer { close(spool.fd) }
-            let types = [TypeSniffer.sniff(head, isText: spool.isText)]
-            return try await send(file: spool.fd, from: 0, count: spool.size, types: types, to: server, options: options)
+            return try await copyUntyped(head, then: input, to: server, options: options)
         }
         // Here the input is all in `head`, or its types were given.
         let types = types.isEmpty ? [TypeSniffer.sniff(whole: head)] : types
@@ -98,7 +93,37 @@ struct CopyJob: Job {
                 // The server takes less inline than we guessed: hand it over by descriptor.
             }
         }
-        try await stream(head, then: complete ? nil : input, types: types, to: server, options: options)
+        try await stream(head, then: complete ? [] : [input], types: types, to: server, options: options)
+    }
+
+    /// Copies input of more than ``inlineCutoff`` bytes whose type depends on all of it: text
+    /// only if every byte is UTF-8 text.
+    ///
+    /// Input seen not to be text is sniffed from its start and streamed to the server as it
+    /// is read, the server's limits then bounding it. Text is held in a temporary file until
+    /// its end, at most the server's `max-item-bytes` (asked first, which also finds out
+    /// whether there is a server at all), then handed over as a file; if it turns out not to
+    /// be text after all, what is held and the rest of the input are streamed.
+    private func copyUntyped(_ head: [UInt8], then input: Int32, to server: Server, options: PasteboardWriteOptions) async throws {
+        var scanner = UTF8TextScanner()
+        head.withUnsafeBytes { scanner.feed($0) }
+        let binary = [TypeSniffer.sniff(head, isText: false)]
+        guard scanner.mayBeText else {
+            return try await stream(head, then: [input], types: binary, to: server, options: options)
+        }
+        let limit = try await server.limit("max-item-bytes") ?? .max
+        let spool = try Self.spool(head, then: input, scanner: scanner, limit: limit, inMemory: options.concealed || options.transient)
+        defer { close(spool.fd) }
+        switch spool.end {
+        case .whole(let isText):
+            let types = [TypeSniffer.sniff(head, isText: isText)]
+            try await send(file: spool.fd, from: 0, count: spool.size, types: types, to: server, options: options)
+        case .notText:
+            try await stream([], then: [spool.fd, input], types: binary, to: server, options: options)
+        case .tooLarge:
+            throw PasteboardError.tooLarge(
+                "the input exceeds \(limit) bytes (max-item-bytes), the most one item may hold")
+        }
     }
 
     /// Hands the server a regular file to read from `offset`, its `count` bytes; their progress
@@ -114,8 +139,8 @@ struct CopyJob: Job {
         progress?.finish(UInt64(count))
     }
 
-    /// Feeds `head` and then the rest of `rest` through a pipe the server reads.
-    private func stream(_ head: [UInt8], then rest: Int32?, types: [String], to server: Server, options: PasteboardWriteOptions) async throws {
+    /// Feeds `head` and then each of `rest` to its end through a pipe the server reads.
+    private func stream(_ head: [UInt8], then rest: [Int32], types: [String], to server: Server, options: PasteboardWriteOptions) async throws {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw Failure(message: "cannot create a pipe: \(String(cString: strerror(errno)))", status: .unavailable) }
         let (readEnd, writeEnd) = (ends[0], ends[1])
@@ -123,15 +148,25 @@ struct CopyJob: Job {
         let progress = Progress.onTerminal("copied")
         do {
             try Threads.detach {
-                if let rest {
-                    if case .readFailed(let error) = Streaming.copy(from: rest, to: writeEnd, prefix: head, progress: progress) {
+                if rest.isEmpty {
+                    _ = Streaming.writeAll(writeEnd, head[...])
+                }
+                var total: UInt64 = 0
+                for (index, source) in rest.enumerated() {
+                    let copied = Streaming.copy(
+                        from: source, to: writeEnd, prefix: index == 0 ? head : [], progress: progress,
+                        progressOffset: total, last: index == rest.count - 1)
+                    switch copied {
+                    case .readFailed(let error):
                         // Leaving with the pipe open: the server stores nothing whose writer
                         // left the bus without closing it.
                         Output.error("cannot read the input: \(String(cString: strerror(error)))")
                         exit(ExitStatus.ioError.rawValue)
+                    case .all(let count), .stopped(let count):
+                        total += count
+                    case .writeFailed:
+                        break
                     }
-                } else {
-                    _ = Streaming.writeAll(writeEnd, head[...])
                 }
                 close(writeEnd)
             }
@@ -142,11 +177,28 @@ struct CopyJob: Job {
         try await server.writeItemFd(target.pasteboard, types: types, fd: readEnd, options: options)
     }
 
+    /// What ``spool(_:then:scanner:limit:inMemory:)`` holds.
+    struct Spool {
+        enum End {
+            /// All of the input; `isText` when every byte of it is UTF-8 text.
+            case whole(isText: Bool)
+            /// The input stopped being text: the rest of it is still to be read.
+            case notText
+            /// The input, all text so far, went past the limit.
+            case tooLarge
+        }
+
+        /// An unnamed temporary file, its offset back at its start.
+        let fd: Int32
+        let size: Int
+        let end: End
+    }
+
     /// `head`, then the rest of `input`, in an unnamed temporary file (in `TMPDIR`, else
     /// `/var/tmp`, else memory; `inMemory`, for data that must not reach a disk, in memory
-    /// only) whose offset is back at its start; its descriptor and size, and whether all of it
-    /// is UTF-8 text (checked as it passes).
-    static func spool(_ head: [UInt8], then input: Int32, inMemory: Bool = false) throws -> (fd: Int32, size: Int, isText: Bool) {
+    /// only), while it may be text and is at most `limit` bytes. `scanner` has seen `head`
+    /// and goes on checking what follows.
+    static func spool(_ head: [UInt8], then input: Int32, scanner: UTF8TextScanner, limit: UInt64 = .max, inMemory: Bool = false) throws -> Spool {
         let directories = inMemory ? [] : [getenv("TMPDIR").map { String(cString: $0) }, "/var/tmp", "/tmp"].compactMap { $0 }
         var fd: Int32 = -1
         for directory in directories where fd < 0 {
@@ -154,12 +206,20 @@ struct CopyJob: Job {
         }
         if fd < 0 { fd = memfd_create("pbctl-copy", cdbus_MFD_CLOEXEC) }
         guard fd >= 0 else { throw Failure(message: "cannot make a temporary file for the input: \(String(cString: strerror(errno)))", status: .ioError) }
-        var scanner = UTF8TextScanner()
-        head.withUnsafeBytes { scanner.feed($0) }
-        switch Streaming.copy(from: input, to: fd, prefix: head, progress: Progress.onTerminal("read"), inspect: { scanner.feed($0) }) {
-        case .all(let total):
+        var scanner = scanner
+        let copied = Streaming.copy(
+            from: input, to: fd, prefix: head, progress: Progress.onTerminal("read"), inspect: { scanner.feed($0) },
+            stop: { total in !scanner.mayBeText || total > limit })
+        switch copied {
+        case .all(let total), .stopped(let total):
             lseek(fd, 0, SEEK_SET)
-            return (fd, Int(total), scanner.isWholeText)
+            let end: Spool.End
+            if case .all = copied {
+                end = .whole(isText: scanner.isWholeText)
+            } else {
+                end = scanner.mayBeText ? .tooLarge : .notText
+            }
+            return Spool(fd: fd, size: Int(total), end: end)
         case .readFailed(let error):
             close(fd)
             throw Failure(message: "cannot read the input: \(String(cString: strerror(error)))", status: .ioError)

@@ -20,7 +20,7 @@ struct PasteJob: Job {
                 defer { close(fd) }
                 if StandardStreams.stdoutIsClosed { Output.stdoutFailed(EBADF) }
                 switch Streaming.copy(from: fd, to: 1, progress: Progress.onTerminal("pasted", dataTo: 1)) {
-                case .all: break
+                case .all, .stopped: break
                 case .writeFailed(let error): Output.stdoutFailed(error)
                 case .readFailed(let error): throw Failure(message: "cannot read the data from the server: \(String(cString: strerror(error)))", status: .ioError)
                 }

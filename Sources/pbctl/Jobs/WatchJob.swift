@@ -184,7 +184,7 @@ struct WatchJob: Job {
             ("PASTEBOARD_TYPES", change.types.joined(separator: " ")),
         ]
         do {
-            try await ChildProcess.run("/usr/bin/env", ["/usr/bin/env"] + exec, environment: environment, input: input)
+            try await ChildProcess.run(exec, environment: environment, input: input)
         } catch {
             throw Failure(message: "cannot run \(exec.joined(separator: " ")): \(error)", status: .usage)
         }

@@ -16,13 +16,12 @@ enum ChildProcess {
         case descriptor(Int32)
     }
 
-    /// Why `env` could not run `program`, or nil when it could: `program` is a path to an
-    /// executable file, or the name of one in a folder of `PATH`. What `env` reads as its own
-    /// (`NAME=VALUE`, an option) is left to it.
+    /// Why `program` could not be run, or nil when it could: it is a path to an executable
+    /// file (it has a `/`), or the name of one in a folder of `PATH`, as `execvp` finds it.
+    /// Any name is a program's: `a=b.sh` and `-hook` too.
     static func problem(running program: String) -> String? {
-        // Bytes, not Foundation's `contains(_:)` for strings, which the static pbctl cannot run.
-        if program.utf8.contains(UInt8(ascii: "=")) || program.hasPrefix("-") { return nil }
         // The name as given, which may be any bytes (RawArguments).
+        // Bytes, not Foundation's `contains(_:)` for strings, which the static pbctl cannot run.
         let name = RawArguments.cString(program)
         var status = stat()
         if program.utf8.contains(UInt8(ascii: "/")) {
@@ -38,10 +37,12 @@ enum ChildProcess {
         return found ? nil : "no such program in PATH"
     }
 
-    /// Starts `executable` with `arguments` (the first is `argv[0]`) and waits for it to end.
+    /// Starts `arguments` (the first is the program, found as ``problem(running:)`` says, and
+    /// its `argv[0]`) and waits for it to end.
     ///
     /// - Throws: the reason it could not be started, as `strerror` says it.
-    static func run(_ executable: String, _ arguments: [String], environment additions: [(String, String)], input: Input) async throws(SystemError) {
+    static func run(_ arguments: [String], environment additions: [(String, String)], input: Input) async throws(SystemError) {
+        precondition(!arguments.isEmpty, "a command names its program")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -82,7 +83,8 @@ enum ChildProcess {
         var pid = pid_t()
         let result = withCStrings(arguments) { argv in
             withCStrings(environment) { envp in
-                posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+                // posix_spawnp: a name without `/` is looked for in PATH, as a shell does.
+                posix_spawnp(&pid, argv[0]!, &actions, &attributes, argv, envp)
             }
         }
         if case .descriptor(let fd) = input { close(fd) }

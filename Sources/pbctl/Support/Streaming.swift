@@ -15,20 +15,27 @@ enum Streaming {
         case readFailed(Int32)
         /// Writing `destination` failed with this `errno` (`EPIPE`: the reader went away).
         case writeFailed(Int32)
+        /// `stop` said so after this many bytes; `source` may hold more.
+        case stopped(UInt64)
     }
 
-    /// Copies `source` to `destination` until the end of `source`; `inspect` sees every part
-    /// read (not `prefix`), in order.
+    /// Copies `source` to `destination` until the end of `source`, or until `stop`, asked
+    /// with the total after each part, says to; `inspect` sees every part read (not
+    /// `prefix`), in order.
+    ///
+    /// `progress` shows the total plus `progressOffset` (the bytes of sources copied before
+    /// this one), and is finished at the end unless `last` is false (more sources follow).
     @discardableResult
     static func copy(
         from source: Int32, to destination: Int32, prefix: [UInt8] = [], progress: Progress? = nil,
-        inspect: (UnsafeRawBufferPointer) -> Void = { _ in }
+        progressOffset: UInt64 = 0, last: Bool = true,
+        inspect: (UnsafeRawBufferPointer) -> Void = { _ in }, stop: (UInt64) -> Bool = { _ in false }
     ) -> Copied {
         var total: UInt64 = 0
         if !prefix.isEmpty {
             guard writeAll(destination, prefix[...]) else { return .writeFailed(errno) }
             total += UInt64(prefix.count)
-            progress?.update(total)
+            progress?.update(progressOffset + total)
         }
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         while true {
@@ -41,9 +48,10 @@ enum Streaming {
             buffer.withUnsafeBytes { inspect(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             guard writeAll(destination, buffer[0..<count]) else { return .writeFailed(errno) }
             total += UInt64(count)
-            progress?.update(total)
+            progress?.update(progressOffset + total)
+            if stop(total) { return .stopped(total) }
         }
-        progress?.finish(total)
+        if last { progress?.finish(progressOffset + total) }
         return .all(total)
     }
 
