@@ -120,7 +120,7 @@ public final class PasteboardServer: Sendable {
             if let owner = (try? await connection.nameOwner(busName)) ?? nil { throw nameTaken(on: connection, by: owner) }
             throw StartError(description: "cannot use the state directory \(directory): \(error)")
         }
-        let shared = sharedStore.map { SharedSync(store: $0) }
+        let shared = sharedStore.map { SharedSync(store: $0, maxPasteboards: configuration.limits.maxPasteboards) }
         if let shared {
             await withCheckedContinuation { done in
                 service.perform {

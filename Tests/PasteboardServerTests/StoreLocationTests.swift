@@ -39,6 +39,15 @@ struct StoreLocationTests {
         #expect(try location("postgresql://pb@[fe80::1]/pasteboards").host == "fe80::1")
     }
 
+    /// A port past 65535 is refused, not wrapped round to another server's (99999 is 34463).
+    @Test(arguments: ["99999", "65536", "0"])
+    func aPortOutOfRangeIsRefused(port: String) throws {
+        let error = #expect(throws: StoreLocationError.self) { try location("postgresql://pb:secret@db:\(port)/pasteboards") }
+        #expect(error?.description.contains("the port \(port) is not a TCP port") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("secret") == false)
+        #expect(try location("postgresql://pb@db:65535/pasteboards").port == 65535)
+    }
+
     /// `PGPASSWORD`, else the first matching line of the password file, which must be the
     /// user's alone.
     @Test func thePasswordComesAsLibpqFindsIt() throws {

@@ -18,11 +18,11 @@ final class TwoHosts: Sendable {
     /// One pass of the gate for both worlds.
     private let pass: Gate.Pass
 
-    init() async throws {
+    init(limits: [String] = []) async throws {
         pass = await PbctlHarness.pass()
         database = try await TestPostgres()
-        a = try await PbctlHarness(store: database.url, gated: false)
-        b = try await PbctlHarness(store: database.url, gated: false)
+        a = try await PbctlHarness(limits: limits, store: database.url, gated: false)
+        b = try await PbctlHarness(limits: limits, store: database.url, gated: false)
     }
 
     /// A `pbctl watch --json` of `name` on B, primed: the lines it printed so far, and the
@@ -92,6 +92,122 @@ struct SharedStoreTests {
         #expect(Array(lines.dropFirst(primed)) == (1...30).map { index in
             "{\"name\":\"burst\",\"count\":\(start + UInt64(index)),\"types\":[\"\(index % 2 == 0 ? "text/html" : "text/plain")\"]}"
         })
+    }
+
+    /// A host that hears of changes only after later ones replaced them, or after a `Remove`
+    /// dropped their contents and history, still announces each: in count order, once, with
+    /// the types it had, and `Removed` after the `Changed` of each `Remove`. More of them than
+    /// the database keeps contents of (64).
+    @Test("Changes replaced or removed before a host read them are still announced there, each once, in order")
+    func changesGoneBeforeTheyWereReadAreAnnounced() async throws {
+        let hosts = try await TwoHosts()
+        let writer = try Connection.connect(address: hosts.a.bus.address)
+        defer { writer.close() }
+        func call(_ method: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+            try await writer.call(
+                destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+                method: method, arguments: arguments)
+        }
+        _ = try await call("WriteItems", [.string("gone"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes([0]))])]), .dictionary(key: "s", value: "v", [])])
+        let start = try await hosts.b.waitForCount(of: "gone", above: 0)
+        let listener = try Connection.connect(address: hosts.b.bus.address)
+        defer { listener.close() }
+        let signals = try await listener.signals(matching: MatchRule(path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1", arg0: "gone"))
+        let received = Mutex<[String]>([])
+        let collector = Task {
+            for await signal in signals {
+                let arguments = signal.arguments()
+                let name = arguments.first?.stringValue ?? "?"
+                let line = signal.member == "Changed"
+                    ? "Changed \(name) \(arguments.count > 1 ? arguments[1].uint64Value ?? 0 : 0) \(arguments.count > 2 ? (arguments[2].stringArrayValue ?? []) : [])"
+                    : "\(signal.member ?? "?") \(name)"
+                received.withLock { $0.append(line) }
+            }
+        }
+        defer { collector.cancel() }
+        _ = try await listener.call(
+            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+            method: "ChangeCount", arguments: [.string("gone")])
+        let b = try #require(hosts.b.server?.processIdentifier)
+        kill(b, SIGSTOP)
+        var expected: [String] = []
+        for index in 1...100 {
+            let count = start + UInt64(index)
+            if index % 10 == 0 {
+                _ = try await call("Remove", [.string("gone")])
+                expected += ["Changed gone \(count) []", "Removed gone"]
+            } else {
+                let type = index % 2 == 0 ? "text/html" : "image/png"
+                _ = try await call("WriteItems", [
+                    .string("gone"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string(type), .bytes([UInt8(index)]))])]),
+                    .dictionary(key: "s", value: "v", []),
+                ])
+                expected.append("Changed gone \(count) [\"\(type)\"]")
+            }
+        }
+        kill(b, SIGCONT)
+        _ = await eventually { received.withLock { $0.count } >= expected.count }
+        // Time for any signal too many (a change announced twice) to arrive.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(received.withLock { $0 } == expected)
+    }
+
+    /// A host whose read of another's change failed (here: the table locked past the 10 s the
+    /// store waits) tries again by itself, rather than staying behind until the name next
+    /// changes, and announces the change once.
+    @Test("A change a host could not read is read again and announced, without another change", .timeLimit(.minutes(2)))
+    func aChangeThatCouldNotBeReadIsTriedAgain() async throws {
+        let hosts = try await TwoHosts()
+        let (watcher, primed, start) = try await hosts.watchOnB("retried")
+        defer { watcher.stop() }
+        let b = try #require(hosts.b.server?.processIdentifier)
+        kill(b, SIGSTOP)
+        expectSuccess(try await hosts.a.pbctl("-p", "retried", "copy", input: "written on A"))
+        let database = hosts.database
+        let locker = Task { try await database.query("BEGIN; LOCK TABLE pasteboards IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(12); COMMIT") }
+        #expect(await eventually {
+            (try? await database.query("SELECT count(*) FROM pg_locks WHERE relation = 'pasteboards'::regclass AND mode = 'AccessExclusiveLock' AND granted")) == "1\n"
+        })
+        kill(b, SIGCONT)
+        _ = try await locker.value
+        #expect(try await hosts.b.waitForCount(of: "retried", above: start, timeout: .seconds(40)) == start + 1)
+        let lines = try await watcher.waitForLines(primed + 1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(Array(lines.dropFirst(primed)) == ["{\"name\":\"retried\",\"count\":\(start + 1),\"types\":[\"text/plain;charset=utf-8\"]}"])
+        #expect(watcher.lines.count == primed + 1)
+        expectSuccess(try await hosts.b.pbctl("-p", "retried", "paste"), stdout: "written on A")
+    }
+
+    /// `max-pasteboards` counts the names listed on every host: names made at the same moment
+    /// on both stop at the limit together, and the ones refused get `QuotaExceeded`.
+    @Test("max-pasteboards holds across hosts creating names at the same moment")
+    func maxPasteboardsAcrossHosts() async throws {
+        let hosts = try await TwoHosts(limits: ["max-pasteboards=10"])
+        let outcomes = Tally<String>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<24 {
+                let host = index % 2 == 0 ? hosts.a : hosts.b
+                group.addTask {
+                    do {
+                        _ = try await host.call("WriteItems", [
+                            .string("name-\(index)"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes([UInt8(index)]))])]),
+                            .dictionary(key: "s", value: "v", []),
+                        ])
+                        await outcomes.add("written")
+                    } catch let error as DBusError {
+                        await outcomes.add(error.name)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let results = await outcomes.items
+        #expect(results.filter { $0 == "written" }.count == 10, "\(results)")
+        #expect(results.filter { $0 == "org.pasteboardd.Error.QuotaExceeded" }.count == 14, "\(results)")
+        let listed = try await hosts.database.query("SELECT count(*) FROM pasteboards WHERE listed")
+        #expect(listed == "10\n")
+        #expect(await eventually { (try? await hosts.b.pbctl("list").out.split(separator: "\n").count) == 10 })
+        #expect(await eventually { (try? await hosts.a.pbctl("list").out.split(separator: "\n").count) == 10 })
     }
 
     @Test("Writers racing from both hosts get distinct counts in order; of those expecting one count, exactly one wins")

@@ -1,3 +1,4 @@
+import Dispatch
 import PasteboardModel
 
 /// Changes other servers made, taken in from the shared store (on `queue`, holding the turn).
@@ -70,17 +71,61 @@ extension PasteboardService {
 
     /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it
     /// the contents here.
+    ///
+    /// The changes between this server's count and the one loaded, whose contents it never
+    /// had (replaced, or dropped by a `Remove`, before it read them), are announced first,
+    /// each with the count and types the database recorded for it: every change is announced
+    /// once, in order, on every server.
     private func takeIn(_ name: PasteboardName, count: UInt64?, heardAt: ContinuousClock.Instant) {
         guard let shared else { return }
         let store = shared.store
         do {
             guard let row = try shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
+            let old = entry(name)
+            var skipped: [SharedStore.Announcement] = []
+            if row.count > old.count + 1 {
+                skipped = (try? shared.run(heardAt: heardAt) { () throws(SharedStoreError) in
+                    try await store.announcements(of: name.rawValue, after: old.count, before: row.count)
+                }) ?? []
+            }
             let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
-            if let change = try adopt(name, remote) { onChange?(change) }
+            guard let change = try adopt(name, remote) else { return }
+            var listed = old.isListed
+            for announcement in skipped {
+                let removed = listed && !announcement.listed
+                listed = announcement.listed
+                let types = removed ? [] : announcement.types.compactMap { try? PasteboardType(validating: $0) }
+                onChange?(Change(name: name, count: announcement.count, types: types, removed: removed))
+            }
+            // A `Remove` is one after the change before it, which may be one just announced.
+            let removed = listed && !row.listed
+            onChange?(Change(name: name, count: change.count, types: removed ? [] : change.types, removed: removed))
         } catch {
             logger.warning("store: could not read '\(name)' from \(store.location): \(error)")
+            retryTakeIn(name, heardAt: heardAt)
         }
     }
+
+    /// Tries again, a moment later, to take in what another server changed and this one could
+    /// not read (the database was away, or its connection was cut): left alone, this server
+    /// would stay behind, and its watchers unaware, until the next change of `name`.
+    private func retryTakeIn(_ name: PasteboardName, heardAt: ContinuousClock.Instant) {
+        guard sharedRetries.insert(name).inserted else { return }
+        queue.asyncAfter(deadline: .now() + .milliseconds(Self.sharedRetryMilliseconds)) { [self] in
+            turn.withLock { _ in
+                sharedRetries.remove(name)
+                guard let shared else { return }
+                let store = shared.store
+                guard let latest = try? shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.counts(of: name.rawValue) }) else {
+                    return retryTakeIn(name, heardAt: heardAt)
+                }
+                takeIn(name, upTo: latest, heardAt: heardAt)
+            }
+        }
+    }
+
+    /// How long after a failed read of another server's change it is tried again.
+    static let sharedRetryMilliseconds = 500
 
     /// Makes `remote` (another server's change, at its own count) the contents of `name`, the
     /// current contents entering the history as a local change's would; saved here without

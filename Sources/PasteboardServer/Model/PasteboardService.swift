@@ -50,6 +50,9 @@ final class PasteboardService: @unchecked Sendable {
     var onChange: (@Sendable (Change) -> Void)?
     /// The pending expiry of each pasteboard that has one.
     var expiryTimers: [PasteboardName: (at: UInt64, timer: DispatchWorkItem)] = [:]
+    /// The pasteboards whose change on another server could not be read, to be tried again
+    /// (each once at a time: see `retryTakeIn`).
+    var sharedRetries: Set<PasteboardName> = []
     /// How many names are listed (kept, not counted per write: there may be tens of thousands).
     var listedCount = 0
     /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
@@ -438,6 +441,7 @@ final class PasteboardService: @unchecked Sendable {
                 lastSaveRaced = true
                 return .conflict("another server changed '\(name)' at the same moment; read it again and retry")
             }
+            if case .quota(let message) = error { return .quotaExceeded(message) }
             logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
             return .quotaExceeded("the server could not save the change: \(error); it heals by itself once the database answers again")
         }

@@ -20,6 +20,10 @@ final class SharedStore: Sendable {
     /// How many recent changes of each pasteboard the database keeps, so that a server that
     /// hears of several at once takes each in, in order.
     static let keptChanges: Int64 = 64
+    /// How many changes of a name are recorded as announced (a few dozen bytes each), for a
+    /// server that missed them (its contents replaced before it read them, or the database
+    /// away) to announce them still.
+    static let keptAnnouncements: Int64 = 1024
     /// Large data travels in rows of this many bytes.
     static let chunkSize = 1 << 20
 
@@ -126,6 +130,14 @@ final class SharedStore: Sendable {
         if madeAt.isEmpty {
             try await connection.query("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS made_at timestamptz NOT NULL DEFAULT now()", logger: logger)
         }
+        // Each change as the servers announce it (count, listed, types), kept past a `Remove`
+        // (which drops the contents and history), so that every server can announce every
+        // change, also those whose contents were replaced before it read them.
+        try await connection.query("""
+            CREATE TABLE IF NOT EXISTS announcements (
+                name text NOT NULL, count bigint NOT NULL, listed boolean NOT NULL, types text NOT NULL,
+                PRIMARY KEY (name, count))
+            """, logger: logger)
         // 4: an id of the database's own, for the folder of each server's local copy.
         try await connection.query("ALTER TABLE pasteboardd_schema ADD COLUMN IF NOT EXISTS id text", logger: logger)
         try await connection.query("""
@@ -138,6 +150,9 @@ final class SharedStore: Sendable {
     /// The advisory lock (with the database's name) that makes one server at a time create or
     /// migrate a database's tables.
     static let migrationLock: Int32 = 0x7061_7374  // "past"
+    /// The advisory lock (with the database's name) taken by a commit that lists a new name,
+    /// so that `max-pasteboards` counts every other server's new names too.
+    static let listingLock: Int32 = 0x6c69_7374  // "list"
 
     // MARK: Reading
 
@@ -153,6 +168,9 @@ final class SharedStore: Sendable {
         let privateTo: String?
         /// Each item's representations, in order.
         var items: [[Representation]]
+        /// The types `Changed` names for this change on the other servers (none for contents
+        /// that stayed home); recorded in the announcements, not read back with the row.
+        var announced: [String] = []
 
         struct Representation: Sendable {
             let type: String
@@ -177,6 +195,17 @@ final class SharedStore: Sendable {
         }
     }
 
+    /// The change count of `name` (0 when the database has none).
+    func counts(of name: String) async throws(SharedStoreError) -> UInt64 {
+        try await withConnection { connection in
+            var count: UInt64 = 0
+            for try await found in try await connection.query("SELECT count FROM pasteboards WHERE name = \(name)", logger: logger).decode(Int64.self) {
+                count = UInt64(found)
+            }
+            return count
+        }
+    }
+
     /// The changes of `name` after `count` the database keeps, oldest first: each of the last
     /// ``keptChanges``, but those before a `Remove`, which drops them.
     func changes(of name: String, after count: UInt64) async throws(SharedStoreError) -> [UInt64] {
@@ -188,6 +217,29 @@ final class SharedStore: Sendable {
                 counts.append(UInt64(count))
             }
             return counts
+        }
+    }
+
+    /// A change as it was announced: enough to announce it again elsewhere.
+    struct Announcement: Sendable, Equatable {
+        let count: UInt64
+        let listed: Bool
+        let types: [String]
+    }
+
+    /// The announcements of `name` between two counts (both excluded), oldest first: as many
+    /// of those changes as the database still records (the last ``keptAnnouncements``).
+    func announcements(of name: String, after first: UInt64, before last: UInt64) async throws(SharedStoreError) -> [Announcement] {
+        try await withConnection { connection in
+            var found: [Announcement] = []
+            let rows = try await connection.query("""
+                SELECT count, listed, types FROM announcements
+                WHERE name = \(name) AND count > \(Int64(clamping: first)) AND count < \(Int64(clamping: last)) ORDER BY count
+                """, logger: logger)
+            for try await (count, listed, types) in rows.decode((Int64, Bool, String).self) {
+                found.append(Announcement(count: UInt64(count), listed: listed, types: types.isEmpty ? [] : types.split(separator: "\n").map(String.init)))
+            }
+            return found
         }
     }
 
@@ -233,7 +285,12 @@ final class SharedStore: Sendable {
     /// - Throws: ``SharedStoreError/raced(_:)`` when another server changed one of them first
     ///   (nothing is written), ``SharedStoreError/unavailable(_:)`` when the database cannot be
     ///   reached.
-    func commit(_ rows: [Row]) async throws(SharedStoreError) {
+    ///
+    /// A row that lists a name the database did not list is refused with
+    /// ``SharedStoreError/quota(_:)`` when more than `maxListed` names would then be listed:
+    /// such commits take turns (an advisory lock), so that servers listing names at the same
+    /// moment cannot pass the limit together.
+    func commit(_ rows: [Row], maxListed: UInt64 = .max) async throws(SharedStoreError) {
         try await withConnection { connection in
             if !inTransaction.load(ordering: .relaxed) {
                 try await connection.query("BEGIN", logger: logger)
@@ -241,7 +298,7 @@ final class SharedStore: Sendable {
             }
             do {
                 for row in rows {
-                    try await write(row, on: connection)
+                    try await write(row, on: connection, maxListed: maxListed)
                 }
                 try await connection.query("COMMIT", logger: logger)
                 inTransaction.store(false, ordering: .relaxed)
@@ -277,15 +334,23 @@ final class SharedStore: Sendable {
         _ = try? await withConnection { connection in try await connection.query("ROLLBACK", logger: logger) }
     }
 
-    private func write(_ row: Row, on connection: PostgresConnection) async throws {
+    private func write(_ row: Row, on connection: PostgresConnection, maxListed: UInt64) async throws {
         let count = Int64(row.count)
         let expires = row.expiresAt.map { Int64(clamping: $0) }
-        let updated = try await connection.query("""
+        // The name's row is held already (lock(_:)): whether it was listed is read as it is
+        // updated, in the same round trip.
+        let updatedRows = try await connection.query("""
+            WITH previous AS (SELECT listed FROM pasteboards WHERE name = \(row.name))
             UPDATE pasteboards SET count = \(count), listed = \(row.listed), changed_at = \(Int64(clamping: row.changedAt)),
                 expires_at = \(expires), private_to = \(row.privateTo)
-            WHERE name = \(row.name) AND count < \(count) RETURNING name
-            """, logger: logger).collect()
-        if updated.isEmpty {
+            WHERE name = \(row.name) AND count < \(count) RETURNING (SELECT listed FROM previous)
+            """, logger: logger)
+        var updated: Bool?
+        for try await previous in updatedRows.decode(Bool?.self) { updated = previous ?? false }
+        let wasListed: Bool
+        if let previous = updated {
+            wasListed = previous
+        } else {
             // Not there yet (first written through the database), or moved on: one of the two.
             let inserted = try await connection.query("""
                 INSERT INTO pasteboards (name, count, listed, changed_at, expires_at, private_to)
@@ -293,10 +358,28 @@ final class SharedStore: Sendable {
                 ON CONFLICT (name) DO NOTHING RETURNING name
                 """, logger: logger).collect()
             guard !inserted.isEmpty else { throw SharedStoreError.raced(row.name) }
+            wasListed = false
+        }
+        if row.listed, !wasListed, maxListed < UInt64(Int64.max) {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.listingLock), hashtext(current_database()))", logger: logger)
+            var total: Int64 = 0
+            for try await found in try await connection.query("SELECT count(*) FROM pasteboards WHERE listed", logger: logger).decode(Int64.self) {
+                total = found
+            }
+            if UInt64(max(0, total)) > maxListed {
+                throw SharedStoreError.quota("there are already \(maxListed) pasteboards (max-pasteboards); remove some first")
+            }
         }
         try await connection.query("""
             INSERT INTO generations (name, count, listed, changed_at, expires_at, private_to)
             VALUES (\(row.name), \(count), \(row.listed), \(Int64(clamping: row.changedAt)), \(expires), \(row.privateTo))
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+        // Types are printable ASCII: a newline parts them. The oldest beyond those kept go in
+        // the same statement (one round trip).
+        try await connection.query("""
+            WITH trimmed AS (DELETE FROM announcements WHERE name = \(row.name) AND count <= \(count - Self.keptAnnouncements))
+            INSERT INTO announcements (name, count, listed, types) VALUES (\(row.name), \(count), \(row.listed), \(row.announced.joined(separator: "\n")))
             ON CONFLICT DO NOTHING
             """, logger: logger)
         for (item, representations) in row.items.enumerated() {
@@ -566,11 +649,13 @@ enum SharedStoreError: Error, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// The database cannot be used by this server.
     case unusable(String)
+    /// A limit held across the servers would be passed: the message says which.
+    case quota(String)
 
     var description: String {
         switch self {
         case .raced(let name): "another server changed '\(name)' at the same moment"
-        case .unavailable(let message), .unusable(let message): message
+        case .unavailable(let message), .unusable(let message), .quota(let message): message
         }
     }
 }

@@ -17,8 +17,13 @@ import Glibc
 /// network, never on the bus thread).
 final class SharedSync: Sendable {
     let store: SharedStore
-    init(store: SharedStore) {
+    /// This server's `max-pasteboards`, held across the servers: a name newly listed in the
+    /// database is refused past it, whichever server listed the others.
+    let maxPasteboards: UInt64
+
+    init(store: SharedStore, maxPasteboards: UInt64 = .max) {
         self.store = store
+        self.maxPasteboards = maxPasteboards
     }
 
     /// A prefix of the `bus` of promises another server took: their writers are on its bus,
@@ -180,8 +185,8 @@ final class SharedSync: Sendable {
     func push(_ changes: [Store.Change]) throws {
         var made: [SharedStore.Row] = []
         for change in changes { made.append(try row(for: change)) }
-        let (store, rows) = (store, made)
-        try run { () throws(SharedStoreError) in try await store.commit(rows) }
+        let (store, rows, limit) = (store, made, maxPasteboards)
+        try run { () throws(SharedStoreError) in try await store.commit(rows, maxListed: limit) }
     }
 
     /// The database's row of `change`.
@@ -200,7 +205,8 @@ final class SharedSync: Sendable {
         }
         return SharedStore.Row(
             name: change.name.rawValue, count: entry.count, listed: entry.isListed, changedAt: entry.changedAt,
-            expiresAt: entry.expiresAt, privateTo: staysHome ? store.origin : nil, items: items)
+            expiresAt: entry.expiresAt, privateTo: staysHome ? store.origin : nil, items: items,
+            announced: staysHome ? [] : entry.announcedTypes.map(\.rawValue))
     }
 
     /// A representation as the database keeps it: small data in the row, larger data in chunks,

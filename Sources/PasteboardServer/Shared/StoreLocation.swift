@@ -98,6 +98,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         for item in components.queryItems ?? [] where !Self.parameters.contains(item.name) {
             throw StoreLocationError("'\(shown)': unknown parameter '\(item.name)'; the parameters are \(Self.parameters.joined(separator: ", "))")
         }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw StoreLocationError("'\(shown)': the port \(port) is not a TCP port; give one from 1 to 65535 (PostgreSQL's is 5432)")
+        }
         let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
         guard let tls = mode == "allow" ? .prefer : TLSMode(rawValue: mode) else {
             throw StoreLocationError("'\(shown)': sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full")
