@@ -499,6 +499,14 @@ struct SharedStoreTests {
         #expect(refused.err.contains("password"), "\(refused.err)")
         #expect(!refused.err.contains("not-the-password"), "\(refused.err)")
 
+        // No password anywhere (no password file in this HOME): said so, with where to put one.
+        let none = database.url.replacingOccurrences(of: ":\(TestPostgres.password)@", with: "@")
+        let unasked = try await runProgram(
+            try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--desktop", "off", "--store", none],
+            environment: ["HOME": state, "PGPASSWORD": "", "PGPASSFILE": state + "/no-such-file"], timeout: .seconds(30))
+        #expect(unasked.status == 69, "\(unasked)")
+        #expect(unasked.err.contains("asks for a password and none was given"), "\(unasked.err)")
+
         let malformed = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--store", "postgresql://:secret@/"], timeout: .seconds(30))
         #expect(malformed.status == 64, "\(malformed)")
         #expect(!malformed.err.contains("secret"), "\(malformed.err)")

@@ -632,7 +632,18 @@ final class SharedStore: Sendable {
             if let underlying = error.underlying {
                 return "cannot be reached: \(underlying)"
             }
-            return "failed: \(error.code)"
+            switch error.code {
+            case .authMechanismRequiresPassword:
+                return "asks for a password and none was given: put it in the password file (~/.pgpass or PGPASSFILE, used only when of mode 0600) or PGPASSWORD"
+            case .sslUnsupported:
+                return "does not take TLS connections, which sslmode=require or stricter asks for: enable ssl on the server, or use sslmode=prefer"
+            case .unsupportedAuthMechanism:
+                return "asks for an authentication method this server cannot answer: use scram-sha-256, md5 or password in pg_hba.conf"
+            case .serverClosedConnection, .uncleanShutdown:
+                return "closed the connection"
+            default:
+                return "failed: \(error.code)"
+            }
         }
         if let error = error as? PostgresTransactionError {
             return describe(error.closureError ?? error.commitError ?? error.beginError ?? error)
