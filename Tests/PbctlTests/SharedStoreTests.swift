@@ -210,6 +210,19 @@ struct SharedStoreTests {
         #expect(await eventually { (try? await hosts.a.pbctl("list").out.split(separator: "\n").count) == 10 })
     }
 
+    /// Large data written on one host is plain data on the other, whose size `Items` gives
+    /// before anyone read it there (not -1, which is for promises).
+    @Test("Items on another host gives the size of large data before it is read")
+    func sizesOfLargeDataOnAnotherHost() async throws {
+        let hosts = try await TwoHosts()
+        let data = randomBytes(300_000)
+        expectSuccess(try await hosts.a.pbctl("copy", "-t", "application/x-large", input: data))
+        let count = try await hosts.a.changeCount()
+        _ = try await hosts.b.waitForCount(above: count - 1)
+        expectSuccess(try await hosts.b.pbctl("info", "--json"), stdout: #"{"name":"general","count":\#(count),"items":[{"types":["application/x-large"],"sizes":[300000]}]}"# + "\n")
+        #expect(try await hosts.b.pbctl("paste").stdout == data)
+    }
+
     @Test("Writers racing from both hosts get distinct counts in order; of those expecting one count, exactly one wins")
     func racesAcrossHosts() async throws {
         let hosts = try await TwoHosts()

@@ -22,13 +22,14 @@ enum Payload: Sendable {
         switch self {
         case .inline(let bytes): UInt64(bytes.count)
         case .file(let blob): blob.size
-        case .promised(let promise): promise.resolved?.size ?? 0
+        case .promised(let promise): promise.resolved?.size ?? promise.size ?? 0
         }
     }
 
-    /// The size `Items` reports: -1 for a promise not yet resolved.
+    /// The size `Items` reports: -1 for a promise not yet resolved, unless its size is known
+    /// (data another server wrote, in the shared database: no promise for its readers).
     var reportedSize: Int64 {
-        if case .promised(let promise) = self, promise.resolved == nil { return -1 }
+        if case .promised(let promise) = self, promise.resolved == nil, promise.size == nil { return -1 }
         return Int64(clamping: size)
     }
 }
