@@ -370,16 +370,16 @@ final class SharedStore: Sendable {
                 throw SharedStoreError.quota("there are already \(maxListed) pasteboards (max-pasteboards); remove some first")
             }
         }
+        // The generation, and the change as announced (types are printable ASCII: a newline
+        // parts them) with the oldest announcements beyond those kept dropped, in one statement:
+        // one round trip, as the generation alone took.
         try await connection.query("""
+            WITH trimmed AS (DELETE FROM announcements WHERE name = \(row.name) AND count <= \(count - Self.keptAnnouncements)),
+            announced AS (
+                INSERT INTO announcements (name, count, listed, types)
+                VALUES (\(row.name), \(count), \(row.listed), \(row.announced.joined(separator: "\n"))) ON CONFLICT DO NOTHING)
             INSERT INTO generations (name, count, listed, changed_at, expires_at, private_to)
             VALUES (\(row.name), \(count), \(row.listed), \(Int64(clamping: row.changedAt)), \(expires), \(row.privateTo))
-            ON CONFLICT DO NOTHING
-            """, logger: logger)
-        // Types are printable ASCII: a newline parts them. The oldest beyond those kept go in
-        // the same statement (one round trip).
-        try await connection.query("""
-            WITH trimmed AS (DELETE FROM announcements WHERE name = \(row.name) AND count <= \(count - Self.keptAnnouncements))
-            INSERT INTO announcements (name, count, listed, types) VALUES (\(row.name), \(count), \(row.listed), \(row.announced.joined(separator: "\n")))
             ON CONFLICT DO NOTHING
             """, logger: logger)
         for (item, representations) in row.items.enumerated() {
