@@ -100,6 +100,7 @@ extension PasteboardService {
             // A `Remove` is one after the change before it, which may be one just announced.
             let removed = listed && !row.listed
             onChange?(Change(name: name, count: change.count, types: removed ? [] : change.types, removed: removed))
+            sharedRetryAttempts[name] = nil
         } catch {
             logger.warning("store: could not read '\(name)' from \(store.location): \(error)")
             retryTakeIn(name, heardAt: heardAt)
@@ -108,23 +109,31 @@ extension PasteboardService {
 
     /// Tries again, a moment later, to take in what another server changed and this one could
     /// not read (the database was away, or its connection was cut): left alone, this server
-    /// would stay behind, and its watchers unaware, until the next change of `name`.
+    /// would stay behind, and its watchers unaware, until the next change of `name`. One retry
+    /// at a time per name, each failure in a row waiting twice as long, up to half a minute.
     private func retryTakeIn(_ name: PasteboardName, heardAt: ContinuousClock.Instant) {
-        guard sharedRetries.insert(name).inserted else { return }
-        queue.asyncAfter(deadline: .now() + .milliseconds(Self.sharedRetryMilliseconds)) { [self] in
+        guard sharedRetriesPending.insert(name).inserted else { return }
+        let attempt = sharedRetryAttempts[name, default: 0]
+        sharedRetryAttempts[name] = attempt + 1
+        let delay = min(Self.sharedRetryMilliseconds << min(attempt, 6), 30_000)
+        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
             turn.withLock { _ in
-                sharedRetries.remove(name)
+                sharedRetriesPending.remove(name)
                 guard let shared else { return }
                 let store = shared.store
                 guard let latest = try? shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.counts(of: name.rawValue) }) else {
                     return retryTakeIn(name, heardAt: heardAt)
+                }
+                guard latest > entry(name).count else {
+                    sharedRetryAttempts[name] = nil
+                    return
                 }
                 takeIn(name, upTo: latest, heardAt: heardAt)
             }
         }
     }
 
-    /// How long after a failed read of another server's change it is tried again.
+    /// How long after a failed read of another server's change it is first tried again.
     static let sharedRetryMilliseconds = 500
 
     /// Makes `remote` (another server's change, at its own count) the contents of `name`, the

@@ -50,9 +50,10 @@ final class PasteboardService: @unchecked Sendable {
     var onChange: (@Sendable (Change) -> Void)?
     /// The pending expiry of each pasteboard that has one.
     var expiryTimers: [PasteboardName: (at: UInt64, timer: DispatchWorkItem)] = [:]
-    /// The pasteboards whose change on another server could not be read, to be tried again
-    /// (each once at a time: see `retryTakeIn`).
-    var sharedRetries: Set<PasteboardName> = []
+    /// The pasteboards whose change on another server could not be read, with how many times
+    /// in a row, and those of them a retry is pending for (see `retryTakeIn`).
+    var sharedRetryAttempts: [PasteboardName: Int] = [:]
+    var sharedRetriesPending: Set<PasteboardName> = []
     /// How many names are listed (kept, not counted per write: there may be tens of thousands).
     var listedCount = 0
     /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
