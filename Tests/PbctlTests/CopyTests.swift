@@ -89,6 +89,12 @@ struct CopyTests {
             #expect(outcome.status == 65, "\(command): \(outcome)")
             #expect(outcome.err.contains("3000000 bytes (max-item-bytes)"), "\(command): \(outcome.err)")
         }
+        // A file too large is refused before it is read through to tell its type.
+        let file = try temporaryFile(Data(repeating: 0x61, count: 3_000_001))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let named = try await world.pbctl("copy", file)
+        #expect(named.status == 65, "\(named)")
+        #expect(named.err.contains("the input exceeds 3000000 bytes (max-item-bytes)"), "\(named.err)")
         expectSuccess(try await world.pbctl("paste"), stdout: "before")
         expectSuccess(try await world.pbctl("count"), stdout: "1\n")
     }

@@ -73,6 +73,10 @@ struct CopyJob: Job {
             let remaining = Int(info.st_size) - Int(offset)
             if remaining > Self.inlineCutoff {
                 // A regular file: the server reads it directly, nothing passes through here.
+                // Its type may take reading all of it: not for a file the server would refuse.
+                if types.isEmpty, let limit = try await server.limit("max-item-bytes"), UInt64(remaining) > limit {
+                    throw Self.tooLarge(limit)
+                }
                 let types = types.isEmpty ? [Self.sniff(input, from: offset, count: remaining)] : types
                 return try await send(file: input, from: offset, count: remaining, types: types, to: server, options: options)
             }
@@ -121,9 +125,13 @@ struct CopyJob: Job {
         case .notText:
             try await stream([], then: [spool.fd, input], types: binary, to: server, options: options)
         case .tooLarge:
-            throw PasteboardError.tooLarge(
-                "the input exceeds \(limit) bytes (max-item-bytes), the most one item may hold")
+            throw Self.tooLarge(limit)
         }
+    }
+
+    /// The server's refusal of an item over `max-item-bytes`, said before sending it.
+    static func tooLarge(_ limit: UInt64) -> PasteboardError {
+        .tooLarge("the input exceeds \(limit) bytes (max-item-bytes), the most one item may hold")
     }
 
     /// Hands the server a regular file to read from `offset`, its `count` bytes; their progress
