@@ -36,7 +36,7 @@ extension PasteboardService {
             let counts = try shared.run(heardAt: heardAt) { () throws(SharedStoreError) in try await store.counts() }
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
                 guard let name = try? PasteboardName(validating: raw) else { continue }
-                takeIn(name, upTo: count, heardAt: heardAt)
+                takeIn(name, upTo: count, heardAt: heardAt, catchingUp: true)
             }
         } catch {
             logger.warning("store: could not catch up with \(store.location): \(error)")
@@ -53,8 +53,11 @@ extension PasteboardService {
     /// Takes in each change of `name` after this server's own count up to `count`, in order,
     /// each announced with its own count and types: those the database keeps (the last
     /// ``SharedStore/keptChanges`` of a name, none before its last `Remove`), else the latest
-    /// alone.
-    private func takeIn(_ name: PasteboardName, upTo count: UInt64, heardAt: ContinuousClock.Instant) {
+    /// alone, and the others between them as the database recorded their announcements.
+    /// `catchingUp`: at start or after the database was away, when a name this server never
+    /// had is taken in without announcing every change it ever had (a new server on an old
+    /// database would otherwise send thousands of `Changed` nobody was there to miss).
+    private func takeIn(_ name: PasteboardName, upTo count: UInt64, heardAt: ContinuousClock.Instant, catchingUp: Bool = false) {
         guard let shared else { return }
         let local = entry(name).count
         guard count > local else { return }
@@ -64,9 +67,9 @@ extension PasteboardService {
             try await store.changes(of: name.rawValue, after: local)
         }) ?? []
         for missed in kept where missed <= count && missed > entry(name).count {
-            takeIn(name, count: missed, heardAt: heardAt)
+            takeIn(name, count: missed, heardAt: heardAt, announcingSkipped: !(catchingUp && local == 0))
         }
-        if count > entry(name).count { takeIn(name, count: count, heardAt: heardAt) }
+        if count > entry(name).count { takeIn(name, count: count, heardAt: heardAt, announcingSkipped: !(catchingUp && local == 0)) }
     }
 
     /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it
@@ -76,14 +79,14 @@ extension PasteboardService {
     /// had (replaced, or dropped by a `Remove`, before it read them), are announced first,
     /// each with the count and types the database recorded for it: every change is announced
     /// once, in order, on every server.
-    private func takeIn(_ name: PasteboardName, count: UInt64?, heardAt: ContinuousClock.Instant) {
+    private func takeIn(_ name: PasteboardName, count: UInt64?, heardAt: ContinuousClock.Instant, announcingSkipped: Bool) {
         guard let shared else { return }
         let store = shared.store
         do {
             guard let row = try shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.load(name.rawValue, count: count) }) else { return }
             let old = entry(name)
             var skipped: [SharedStore.Announcement] = []
-            if row.count > old.count + 1 {
+            if announcingSkipped, row.count > old.count + 1 {
                 skipped = (try? shared.run(heardAt: heardAt) { () throws(SharedStoreError) in
                     try await store.announcements(of: name.rawValue, after: old.count, before: row.count)
                 }) ?? []
