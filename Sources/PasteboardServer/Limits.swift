@@ -15,6 +15,7 @@ public struct Limits: Sendable, Equatable {
         ("max-item-bytes", \.maxItemBytes), ("max-inline-bytes", \.maxInlineBytes),
         ("max-pasteboard-bytes", \.maxPasteboardBytes), ("max-items", \.maxItems), ("max-pasteboards", \.maxPasteboards),
         ("history-depth", \.historyDepth), ("max-history-bytes", \.maxHistoryBytes), ("max-types-per-item", \.maxTypesPerItem),
+        ("max-type-bytes", \.maxTypeBytes),
         ("transfer-idle-timeout-ms", \.transferIdleTimeoutMilliseconds), ("max-transfers", \.maxTransfers),
         ("provider-timeout-ms", \.providerTimeoutMilliseconds), ("max-request-types", \.maxRequestTypes),
     ]
@@ -38,6 +39,10 @@ public struct Limits: Sendable, Equatable {
         "max-history-bytes": 256 << 20,
         // Types offered by one item.
         "max-types-per-item": 64,
+        // The names of the types one pasteboard's items offer, summed over every item: empty
+        // data under long type names is not counted by the byte limits above, and 1024 items
+        // of 64 types of 255 bytes would be 16 MiB a write.
+        "max-type-bytes": 256 << 10,
         // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up.
         "transfer-idle-timeout-ms": 30_000,
         // File-descriptor transfers in progress at once, over all clients (a quarter of them
@@ -69,6 +74,7 @@ public struct Limits: Sendable, Equatable {
     public private(set) var historyDepth: UInt64 = 0
     public private(set) var maxHistoryBytes: UInt64 = 0
     public private(set) var maxTypesPerItem: UInt64 = 0
+    public private(set) var maxTypeBytes: UInt64 = 0
     public private(set) var transferIdleTimeoutMilliseconds: UInt64 = 0
     public private(set) var maxTransfers: UInt64 = 0
     public private(set) var providerTimeoutMilliseconds: UInt64 = 0

@@ -158,6 +158,22 @@ struct LimitTests {
         #expect(try await h.changeCount() == 1)
     }
 
+    /// Type names count too: items of empty data under long names would otherwise hold
+    /// megabytes that no byte limit sees. Summed over the pasteboard, appends included, and the
+    /// refused write changes nothing.
+    @Test func maxTypeBytesBoundsTheTypeNames() async throws {
+        let h = try await Harness(limits: ["max-type-bytes=100"])
+        let long = "application/x-" + String(repeating: "n", count: 35)  // 49 bytes, and one more
+        #expect(try await h.write([[(long + "1", []), (long + "2", [])]]) == 1)  // 100 bytes
+        let before = try await h.snapshot()
+        let error = await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", [1])]]), Harness.options([("append", .boolean(true))])])
+        #expect(error?.message.contains("max-type-bytes") == true, "\(String(describing: error))")
+        await h.expectFailure("QuotaExceeded", "WritePromised", [.string("other"), .array(element: "as", [.strings([long + "1", long + "2", long + "3"])]), Harness.options([])])
+        #expect(try await h.snapshot() == before)
+        #expect(try await h.changeCount("other") == 0)
+        #expect(try await h.write([[("text/plain", Array(repeating: 7, count: 1000))]]) == 2)
+    }
+
     @Test func maxRequestTypesBoundsWhatAReadAsksFor() async throws {
         let h = try await Harness(limits: ["max-request-types=3"])
         try await h.write([[("text/html", [1])]])

@@ -306,6 +306,10 @@ final class PasteboardService: @unchecked Sendable {
         if total > limits.maxPasteboardBytes {
             throw .quotaExceeded("'\(name)' would hold \(total) bytes; the limit is \(limits.maxPasteboardBytes) (max-pasteboard-bytes)")
         }
+        let typeBytes = items.reduce(0) { sum, item in item.representations.reduce(sum) { $0 + UInt64($1.type.rawValue.utf8.count) } }
+        if typeBytes > limits.maxTypeBytes {
+            throw .quotaExceeded("'\(name)' would hold \(typeBytes) bytes of type names; the limit is \(limits.maxTypeBytes) (max-type-bytes): offer fewer types, or fewer items")
+        }
         // Appending keeps the stricter of the old and new handling.
         let keep = options.append
         entry.items = items
