@@ -27,6 +27,20 @@ struct StoreRecoveryTests {
         #expect(kept == damaged)
     }
 
+    /// A store that cannot take a file says why and what to do, not "free some disk space"
+    /// whatever the cause: here its blob folder was deleted under it. The server goes on, and
+    /// small data (which needs no file of its own) is still written.
+    @Test func aStoreThatCannotTakeAFileSaysWhy() async throws {
+        let h = try await Harness()
+        try await h.write(text: "before")
+        try FileManager.default.removeItem(atPath: h.server.stateDirectory + "/blobs")
+        let error = await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("application/x-large", Array(repeating: 1, count: 200_000))]]), Harness.options([])])
+        #expect(error?.message.contains("No such file or directory); the state directory is gone; restart the server") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("disk space") == false)
+        #expect(try await h.readData("text/plain;charset=utf-8").data == "before".bytes)
+        #expect(try await h.write(text: "small") == 2)
+    }
+
     @Test func aMissingBlobFileLosesOnlyItsData() async throws {
         let h = try await Harness()
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }

@@ -65,7 +65,7 @@ struct PayloadWriter: Sendable {
             if fd >= 0 { return (id, fd) }
             if errno != EEXIST { break }
         }
-        throw .quotaExceeded("the server cannot store data on disk right now (\(String(cString: strerror(errno)))); free some disk space and try again")
+        throw Self.diskFailure("the server cannot store data on disk right now", errno)
     }
 
     /// Writes every byte of `bytes` to `fd`.
@@ -85,9 +85,23 @@ struct PayloadWriter: Sendable {
         guard failure == 0 else { throw writeFailure(failure) }
     }
 
+    /// `QuotaExceeded` for a store file that could not be made or written: `what` failed, with
+    /// the system's reason (`code`, an `errno`) and what to do about it, which is to free disk
+    /// space only when the disk is full.
+    static func diskFailure(_ what: String, _ code: Int32) -> PasteboardError {
+        let remedy = switch code {
+        case ENOSPC, EDQUOT: "free some disk space and try again"
+        case EROFS: "its file system is read-only; make it writable and restart the server"
+        case ENOENT: "the state directory is gone; restart the server"
+        case EACCES, EPERM: "the state directory cannot be written; give the server write access to it"
+        default: "try again"
+        }
+        return .quotaExceeded("\(what) (\(String(cString: strerror(code)))); \(remedy)")
+    }
+
     /// The error for a payload file that could not be written (an `errno`).
     static func writeFailure(_ code: Int32) -> PasteboardError {
-        .quotaExceeded("the server could not write data to disk (\(String(cString: strerror(code)))); free some disk space and try again")
+        diskFailure("the server could not write data to disk", code)
     }
 }
 
@@ -154,7 +168,7 @@ struct BlobFile {
             }
             let failure = errno
             SpareBlobFile.delete(reusing)
-            throw .quotaExceeded("the server could not store the data (\(String(cString: strerror(failure)))); free some disk space and try again")
+            throw PayloadWriter.diskFailure("the server could not store the data", failure)
         }
         if unnamed {
             defer { close(fd) }
@@ -165,7 +179,7 @@ struct BlobFile {
                 }
                 if errno != EEXIST { break }
             }
-            throw .quotaExceeded("the server could not store the data (\(String(cString: strerror(errno)))); free some disk space and try again")
+            throw PayloadWriter.diskFailure("the server could not store the data", errno)
         }
         guard let id else { return Blob(memoryFD: fd, size: size) }
         close(fd)
