@@ -152,6 +152,33 @@ struct SharedStoreTests {
         #expect(received.withLock { $0 } == expected)
     }
 
+    /// A server meeting a database for the first time takes in what it holds without
+    /// announcing every change the database recorded (nobody there was waiting for them): of a
+    /// name written 100 times, the 64 generations whose contents the database keeps, in order.
+    @Test("A new server on an old database does not announce every change ever recorded")
+    func aNewServerDoesNotAnnounceTheWholePast() async throws {
+        let hosts = try await TwoHosts()
+        for index in 1...100 {
+            expectSuccess(try await hosts.a.pbctl("-p", "old", "copy", input: "write \(index)"))
+        }
+        let bus = try TestBus()
+        let listener = try Connection.connect(address: bus.address)
+        defer { listener.close() }
+        let signals = try await listener.signals(matching: MatchRule(path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1", arg0: "old"))
+        let counts = Mutex<[UInt64]>([])
+        let collector = Task {
+            for await signal in signals where signal.member == "Changed" {
+                counts.withLock { $0.append(signal.arguments().dropFirst().first?.uint64Value ?? 0) }
+            }
+        }
+        defer { collector.cancel() }
+        let server = try await TestServer(bus: bus, store: hosts.database.url)
+        _ = server
+        #expect(await eventually { counts.withLock { $0.last } == 100 })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(counts.withLock { $0 } == Array(37...100))
+    }
+
     /// A host whose read of another's change failed (here: the table locked past the 10 s the
     /// store waits) tries again by itself, rather than staying behind until the name next
     /// changes, and announces the change once.
