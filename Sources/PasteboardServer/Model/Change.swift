@@ -8,3 +8,13 @@ struct Change: Sendable, Equatable {
     /// The change was a `Remove`: `Removed` follows `Changed`.
     let removed: Bool
 }
+
+extension Change {
+    /// The change that left `name` at `count`, `listed` or not, after contents that were
+    /// listed (`wasListed`) or not: a `Remove` when it unlisted the name, announced without
+    /// types.
+    init(name: PasteboardName, count: UInt64, types: [PasteboardType], listed: Bool, after wasListed: Bool) {
+        let removed = wasListed && !listed
+        self.init(name: name, count: count, types: removed ? [] : types, removed: removed)
+    }
+}

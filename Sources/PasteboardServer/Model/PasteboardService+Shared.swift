@@ -93,16 +93,14 @@ extension PasteboardService {
             }
             let remote = try shared.entry(from: row, payloads: payloads.volatile(false))
             guard let change = try adopt(name, remote) else { return }
+            // Each is a `Remove` or not after the change before it, which may be one announced here.
             var listed = old.isListed
             for announcement in skipped {
-                let removed = listed && !announcement.listed
+                let types = announcement.types.compactMap { try? PasteboardType(validating: $0) }
+                onChange?(Change(name: name, count: announcement.count, types: types, listed: announcement.listed, after: listed))
                 listed = announcement.listed
-                let types = removed ? [] : announcement.types.compactMap { try? PasteboardType(validating: $0) }
-                onChange?(Change(name: name, count: announcement.count, types: types, removed: removed))
             }
-            // A `Remove` is one after the change before it, which may be one just announced.
-            let removed = listed && !row.listed
-            onChange?(Change(name: name, count: change.count, types: removed ? [] : change.types, removed: removed))
+            onChange?(skipped.isEmpty ? change : Change(name: name, count: change.count, types: change.types, listed: row.listed, after: listed))
             sharedRetryAttempts[name] = nil
         } catch {
             logger.warning("store: could not read '\(name)' from \(store.location): \(error)")
@@ -124,7 +122,7 @@ extension PasteboardService {
                 sharedRetriesPending.remove(name)
                 guard let shared else { return }
                 let store = shared.store
-                guard let latest = try? shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.counts(of: name.rawValue) }) else {
+                guard let latest = try? shared.run(heardAt: heardAt, { () throws(SharedStoreError) in try await store.count(of: name.rawValue) }) else {
                     return retryTakeIn(name, heardAt: heardAt)
                 }
                 guard latest > entry(name).count else {
@@ -153,7 +151,6 @@ extension PasteboardService {
         entries.withLock { $0[name] = entry }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         scheduleExpiry(name, at: entry.expiresAt)
-        let removed = !entry.isListed && old.isListed
-        return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
+        return Change(name: name, count: entry.count, types: entry.announcedTypes, listed: entry.isListed, after: old.isListed)
     }
 }

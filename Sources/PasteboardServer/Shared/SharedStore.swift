@@ -196,7 +196,7 @@ final class SharedStore: Sendable {
     }
 
     /// The change count of `name` (0 when the database has none).
-    func counts(of name: String) async throws(SharedStoreError) -> UInt64 {
+    func count(of name: String) async throws(SharedStoreError) -> UInt64 {
         try await withConnection { connection in
             var count: UInt64 = 0
             for try await found in try await connection.query("SELECT count FROM pasteboards WHERE name = \(name)", logger: logger).decode(Int64.self) {

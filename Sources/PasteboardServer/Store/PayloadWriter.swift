@@ -68,6 +68,13 @@ struct PayloadWriter: Sendable {
         throw Self.diskFailure("the server cannot store data on disk right now", errno)
     }
 
+    /// Seals a complete memfd (made with `MFD_ALLOW_SEALING`) against any change, its seals
+    /// included: a reader given it, or reopening it through `/proc`, cannot alter what others
+    /// read.
+    static func seal(_ fd: Int32) {
+        _ = cdbus_fcntl_int(fd, cdbus_F_ADD_SEALS, cdbus_F_SEAL_SHRINK | cdbus_F_SEAL_GROW | cdbus_F_SEAL_WRITE | cdbus_F_SEAL_SEAL)
+    }
+
     /// Writes every byte of `bytes` to `fd`.
     static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) throws(PasteboardError) {
         let failure: Int32 = bytes.withUnsafeBytes { buffer in
@@ -152,7 +159,7 @@ struct BlobFile {
         // held: free the rest.
         if preallocated > size || reusing != nil { _ = ftruncate(fd, off_t(size)) }
         if isMemory {
-            _ = cdbus_fcntl_int(fd, cdbus_F_ADD_SEALS, cdbus_F_SEAL_SHRINK | cdbus_F_SEAL_GROW | cdbus_F_SEAL_WRITE | cdbus_F_SEAL_SEAL)
+            PayloadWriter.seal(fd)
         } else {
             _ = fchmod(fd, 0o400)
         }

@@ -27,7 +27,7 @@ enum DescriptorSource {
             let owned = UnixFileDescriptor(owning: fd)
             try PayloadWriter.writeAll(fd, bytes[...])
             lseek(fd, 0, SEEK_SET)
-            _ = cdbus_fcntl_int(fd, cdbus_F_ADD_SEALS, cdbus_F_SEAL_SHRINK | cdbus_F_SEAL_GROW | cdbus_F_SEAL_WRITE | cdbus_F_SEAL_SEAL)
+            PayloadWriter.seal(fd)
             return owned
         }
     }

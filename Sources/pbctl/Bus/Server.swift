@@ -104,12 +104,7 @@ final class Server: Sendable {
     /// What the desktop bridge joins `name` to ("X11 display :0 clipboard"), or nil when it is
     /// not joined (or the server predates the bridge).
     func desktop(of name: String) async -> String? {
-        guard let message = try? Message.methodCall(
-            destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
-            interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string("Desktop")]),
-            let reply = try? await connection.call(message)
-        else { return nil }
-        let entries = reply.arguments().first?.variantValue?.dictionaryEntries ?? []
+        guard let entries = try? await property("Desktop") else { return nil }
         return entries.first { $0.key.stringValue == name }?.value.stringValue
     }
 
@@ -117,17 +112,21 @@ final class Server: Sendable {
     /// also finds out whether the server is there at all (``Unreachable`` when not), or
     /// starts it when the bus activates it.
     func limit(_ key: String) async throws -> UInt64? {
+        try await property("Limits").first { $0.key.stringValue == key }?.value.uint64Value
+    }
+
+    /// The entries of a dictionary property of the interface (`Desktop`, `Limits`).
+    private func property(_ name: String) async throws -> [(key: DBusValue, value: DBusValue)] {
         let reply: Message
         do {
             let message = try Message.methodCall(
                 destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
-                interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string("Limits")])
+                interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string(name)])
             reply = try await connection.call(message)
         } catch {
             throw translate(error)
         }
-        let entries = reply.arguments().first?.variantValue?.dictionaryEntries ?? []
-        return entries.first { $0.key.stringValue == key }?.value.uint64Value
+        return reply.arguments().first?.variantValue?.dictionaryEntries ?? []
     }
 
     typealias HistoryEntry = PasteboardHistoryEntry
