@@ -35,6 +35,7 @@ public final class PostgresCluster: @unchecked Sendable {
             throw SpawnError(description: "PostgreSQL is not installed: install the postgresql package (scripts/install-deps does)")
         }
         self.binaries = binaries
+        Self.removeLeftovers()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboardd-postgres-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
@@ -56,6 +57,24 @@ public final class PostgresCluster: @unchecked Sendable {
     deinit {
         try? stop()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Deletes the folders of servers of earlier runs that ended without deleting them (a test
+    /// process's shared server, stopped at exit, or one killed): each holds gigabytes after a
+    /// full test run. A folder is left alone while its server runs, and for ten minutes after it
+    /// was made (another run's server may be starting in it).
+    private static func removeLeftovers() {
+        let temporary = FileManager.default.temporaryDirectory.path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary) else { return }
+        for name in names where name.hasPrefix("pasteboardd-postgres-") {
+            let folder = temporary + "/" + name
+            let pidFile = (try? String(contentsOfFile: folder + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+            if let first = pidFile.split(separator: "\n").first, let pid = pid_t(first), kill(pid, 0) == 0 { continue }
+            guard let made = (try? FileManager.default.attributesOfItem(atPath: folder))?[.modificationDate] as? Date,
+                made.timeIntervalSinceNow < -600
+            else { continue }
+            try? FileManager.default.removeItem(atPath: folder)
+        }
     }
 
     /// Starts the server (again), and waits until it accepts connections.
@@ -86,7 +105,19 @@ public final class PostgresCluster: @unchecked Sendable {
         try signalAll(SIGCONT)
     }
 
-    private func signalAll(_ signal: Int32) throws {
+    /// Shuts the server down at once by signal (PostgreSQL's immediate shutdown), without
+    /// starting `pg_ctl`, and waits (up to 5 s) until it is gone, so that its folder can be
+    /// deleted: for a process that is exiting, where starting programs is not to be relied on.
+    public func quit() throws {
+        let postmaster = try signalAll(SIGQUIT)
+        for _ in 0..<500 where kill(postmaster, 0) == 0 {
+            usleep(10_000)
+        }
+    }
+
+    /// Signals the server's processes; returns the postmaster's.
+    @discardableResult
+    private func signalAll(_ signal: Int32) throws -> pid_t {
         let pidFile = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)) ?? ""
         guard let first = pidFile.split(separator: "\n").first, let postmaster = pid_t(first) else {
             throw SpawnError(description: "PostgreSQL is not running (no postmaster.pid)")
@@ -94,6 +125,7 @@ public final class PostgresCluster: @unchecked Sendable {
         let children = (try? String(contentsOfFile: "/proc/\(postmaster)/task/\(postmaster)/children", encoding: .utf8)) ?? ""
         for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, signal) }
         kill(postmaster, signal)
+        return postmaster
     }
 
     /// Makes an authority and a server certificate it signs, for 127.0.0.1 and localhost, with

@@ -9,9 +9,14 @@ enum SharedTestDatabases {
     private static let next = Atomic<Int>(0)
     private static let creating = Mutex<Void>(())
 
+    /// Stops the server and deletes its folder: being static, it is never released, and each
+    /// run's would stay behind (gigabytes of databases). Earlier runs' that were not (a run
+    /// killed) are deleted when a cluster is next made (``PostgresCluster``).
     private static func stop() {
-        let server = cluster.withLock { try? $0?.get() }
-        try? server?.stop()
+        guard let server = cluster.withLock({ try? $0?.get() }) else { return }
+        // pg_ctl, started at exit, left the server running (and its deleted files taking the disk).
+        try? server.quit()
+        try? FileManager.default.removeItem(atPath: server.directory)
     }
 
     /// A new database's store URL when the run asks for PostgreSQL; nil otherwise.
