@@ -41,6 +41,38 @@ struct StoreRecoveryTests {
         #expect(try await h.write(text: "small") == 2)
     }
 
+    /// A state directory deleted under the running server: its database, still open, takes no
+    /// more changes (SQLite sees it moved). Small writes answered from the commit log would be
+    /// lost (the log is a deleted file too), so once the database has refused the log's changes
+    /// the log takes no more: within a save's delay, writes fail with a contract error that
+    /// says why and what to do, instead of being answered and lost. Reads go on.
+    @Test func aDeletedStateDirectoryRefusesWritesInsteadOfLosingThem() async throws {
+        let h = try await Harness()
+        try await h.write(text: "before")
+        try FileManager.default.removeItem(atPath: h.server.stateDirectory)
+        var answered: [String] = []
+        var refusal: DBusError?
+        let deadline = ContinuousClock.now + .seconds(10)
+        while refusal == nil, ContinuousClock.now < deadline {
+            let text = "after \(answered.count)"
+            do {
+                _ = try await h.write(text: text)
+                answered.append(text)
+            } catch let error as DBusError {
+                refusal = error
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let error = try #require(refusal, "\(answered.count) writes were answered after the store was deleted")
+        #expect(error.name == Harness.errorPrefix + "QuotaExceeded", "\(error)")
+        #expect(error.message.contains("deleted or moved") && error.message.contains("restart the server"), "\(error.message)")
+        // The refusal lasts; the server goes on answering reads with what it holds.
+        await h.expectFailure("QuotaExceeded", "WriteItems", [.string("general"), Harness.inlineItems([[("text/plain", Array("refused".utf8))]]), Harness.options([])])
+        let last = answered.last ?? "before"
+        #expect(try await h.readData("text/plain;charset=utf-8").data == Array(last.utf8))
+        #expect(try await h.changeCount() == UInt64(1 + answered.count))
+    }
+
     @Test func aMissingBlobFileLosesOnlyItsData() async throws {
         let h = try await Harness()
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }

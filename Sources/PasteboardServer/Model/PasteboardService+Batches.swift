@@ -68,7 +68,10 @@ extension PasteboardService {
     ///
     /// Should the database refuse, the changes go back in front of those recorded meanwhile,
     /// durable in the log as before, and this is tried again in a second; every change that
-    /// takes the queue meanwhile waits for the database, and fails if it cannot be saved.
+    /// takes the queue meanwhile waits for the database, and fails if it cannot be saved. When
+    /// the refusal puts the log itself in doubt (a read-only file system, the store deleted),
+    /// the log takes no more changes until a save succeeds (``Store/logSuspended``): small
+    /// writes then take the queue too, and fail, rather than be answered and lost.
     func saveLoggedAside() {
         let (rows, replaced) = turn.withLock { _ in
             defer { loggedReplaced = [] }
@@ -79,14 +82,14 @@ extension PasteboardService {
             try store.apply(rows)
         } catch {
             turn.withLock { _ in
-                store.putBack(rows)
+                store.putBack(rows, failedWith: error)
                 loggedReplaced = replaced + loggedReplaced
                 logger.error("store: could not apply the commit log to the database, trying again in 1 s: \(error)")
                 scheduleLogSave(after: .seconds(1))
             }
             return
         }
-        turn.withLock { _ in store.startLogOverIfApplied() }
+        turn.withLock { _ in store.logApplied() }
         // `replaced` goes here: the database no longer refers to what it held.
     }
 

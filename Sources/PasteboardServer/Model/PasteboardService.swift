@@ -451,6 +451,7 @@ final class PasteboardService: @unchecked Sendable {
             return .quotaExceeded("the server could not save the change: \(error); it heals by itself once the database answers again")
         }
         logger.error("store: could not save \(names.map { "'\($0)'" }.joined(separator: ", ")): \(error)")
+        if error is StoreMovedError { return .quotaExceeded("the server could not save the change: \(error)") }
         let full = (error as? DatabaseError)?.resultCode == .SQLITE_FULL
         return .quotaExceeded("the server could not save the change (\(error)); \(full ? "free some disk space and try again" : "try again")")
     }

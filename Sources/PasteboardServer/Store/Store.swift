@@ -34,11 +34,19 @@ final class Store {
     let log: CommitLog?
     /// Changes recorded in the log and not yet in the database, in order.
     var logged: [ChangeRows] = []
+    /// Set when the database refused the log's changes for a reason that puts the log itself
+    /// in doubt (a read-only file system, the store deleted or moved, an I/O error): the log
+    /// then takes no more changes, so that no change is answered that could not be kept, until
+    /// a save succeeds again.
+    var logSuspended = false
     /// How many changes a start took from the log, and what was wrong with it, for the log.
     var replayed = 0
     var replayProblem: String?
     /// Why there is no ``log``.
     private(set) var logProblem: String?
+    /// The database file's device and inode when it was opened: SQLite in WAL mode goes on
+    /// committing to a file deleted or moved under it, which no start would read again.
+    private let databaseIdentity: (device: UInt64, inode: UInt64)?
 
     /// Opens the store in `directory`. A database SQLite cannot open is never wiped: it is
     /// moved, with its blob files, into a `corrupt-…` folder beside it (see ``quarantine``),
@@ -55,6 +63,7 @@ final class Store {
             database = try Self.open(directory)
         }
         checkpointer = try Checkpointer(path: directory + "/pasteboards.sqlite")
+        databaseIdentity = Self.identity(of: directory + "/pasteboards.sqlite")
         do {
             log = try CommitLog(path: directory + "/" + CommitLog.fileName)
         } catch {
@@ -278,6 +287,7 @@ final class Store {
         guard !rows.isEmpty else { return }
         try apply(rows)
         logged = []
+        logSuspended = false
         log?.reset()
     }
 
@@ -306,6 +316,7 @@ final class Store {
     /// Runs `body` in one write transaction. BEGIN and COMMIT go through cached statements
     /// too: GRDB's own transactions parse them on every call.
     func transaction(_ body: (Database) throws -> Void) throws {
+        try checkInPlace()
         try database.writeWithoutTransaction { db in
             try db.run("BEGIN IMMEDIATE")
             do {
@@ -381,6 +392,32 @@ final class Store {
     static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+}
+
+extension Store {
+    /// Throws ``StoreMovedError`` when the database file at the store's path is no longer the
+    /// one opened (the state directory deleted or moved while the server runs): what would be
+    /// committed then is lost at the next start, so nothing is. A `stat`, about a microsecond,
+    /// once a transaction, on the service queue.
+    func checkInPlace() throws {
+        guard let databaseIdentity else { return }
+        let path = directory + "/pasteboards.sqlite"
+        guard let now = Self.identity(of: path), now == databaseIdentity else { throw StoreMovedError(path: path) }
+    }
+
+    fileprivate static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+}
+
+/// The store's database is no longer where it was opened.
+struct StoreMovedError: Error, CustomStringConvertible {
+    let path: String
+    var description: String {
+        "the store's database \(path) was deleted or moved while the server ran; restart the server to start a new store there"
     }
 }
 
