@@ -165,8 +165,34 @@ public final class Pasteboard: Sendable {
 
     // MARK: Reading
 
+    /// Runs `read`, which lists the items and then reads with their change count, again when
+    /// the pasteboard changed in between (`Stale`): a read of the pasteboard as a whole, as
+    /// AppKit's, gives its contents at some moment, never an error because another program
+    /// wrote meanwhile. (A read of one ``PasteboardItem`` fails with `Stale` instead: that
+    /// item is gone.) Gives up with `Stale` only after ``readAttempts`` changes in a row.
+    func readingCurrent<T>(_ read: () async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await read()
+            } catch let error as PasteboardError where error.code == .stale && attempt < Self.readAttempts {
+                try Task.checkCancellation()
+                attempt += 1
+            }
+        }
+    }
+
+    /// How many changes in a row a read of the whole pasteboard outlasts. Each attempt is two
+    /// round trips or so: a program writing hundreds of times a second makes a few fail; only
+    /// one writing back to back without a pause can make them all fail.
+    static let readAttempts = 64
+
     /// The data of the first item that has exactly `type` (any spelling of it), or nil.
     public func data(forType type: UTType) async throws -> Data? {
+        try await readingCurrent { try await dataOnce(forType: type) }
+    }
+
+    private func dataOnce(forType type: UTType) async throws -> Data? {
         let proxy = try proxy
         let (count, items) = try await proxy.items(name.rawValue)
         let wanted = type.pasteboardType
@@ -180,7 +206,11 @@ public final class Pasteboard: Sendable {
     /// The text of the first item with `type` (or, for a text type, of the first item with
     /// text conforming to it: `text/html` serves `.plainText`), decoded as UTF-8, or nil.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
-        if let data = try await data(forType: type) {
+        try await readingCurrent { try await stringOnce(forType: type) }
+    }
+
+    private func stringOnce(forType type: UTType) async throws -> String? {
+        if let data = try await dataOnce(forType: type) {
             return String(decoding: data, as: UTF8.self)
         }
         guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }

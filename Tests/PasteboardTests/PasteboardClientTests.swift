@@ -378,6 +378,38 @@ struct PasteboardClientTests {
         #expect(try await pasteboard.string() == "back")
         #expect(try await proxy.listPasteboards().contains(pasteboard.name.rawValue))
     }
+
+    /// A read of the whole pasteboard lists the items, then reads with their change count; a
+    /// program writing hundreds of times a second changed it in between often, and every such
+    /// read failed with `Stale`. It is now read again: each answer is one whole write's.
+    @Test("reads of the whole pasteboard outlast another writer's changes")
+    func readsOutlastAWriter() async throws {
+        let world = try await World()
+        let reader = world.pasteboard()
+        // Another program's: a connection of its own.
+        let writer = try PasteboardProxy.connect(address: world.address)
+        _ = try await writer.writeItems("general", [[("text/plain;charset=utf-8", Data("w0".utf8))], [("text/plain;charset=utf-8", Data("x0".utf8))]])
+        let writing = Task {
+            var round = 1
+            while !Task.isCancelled {
+                _ = try? await writer.writeItems("general", [[("text/plain;charset=utf-8", Data("w\(round)".utf8))], [("text/plain;charset=utf-8", Data("x\(round)".utf8))]])
+                round += 1
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        defer { writing.cancel() }
+        for _ in 0..<100 {
+            let text = try #require(try await reader.string())
+            #expect(text.hasPrefix("w"), "\(text)")
+            let value = try #require(try await reader.loadTransferable(type: String.self))
+            #expect(value.hasPrefix("w"), "\(value)")
+            let data = try #require(try await reader.data(forType: .utf8PlainText))
+            #expect(data.first == UInt8(ascii: "w"))
+            let all = try await reader.loadTransferables(type: String.self)
+            // Both items of one write: never the first of one and the second of another.
+            #expect(all.count == 2 && all[0].dropFirst() == all[1].dropFirst(), "\(all)")
+        }
+    }
 }
 
 // MARK: - Types for these tests
