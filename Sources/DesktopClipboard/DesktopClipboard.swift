@@ -38,11 +38,14 @@ public protocol DesktopSource: AnyObject, Sendable {
 
     /// Asks the owning app for the data of `type` (one of ``types``).
     ///
+    /// - Parameter maxBytes: The most the caller takes. A source that gathers the data before
+    ///   handing it over (X11's) stops after one byte more, so that the caller, reading, sees
+    ///   it is too large; an app sending without end cannot fill the memory meanwhile.
     /// - Returns: A descriptor that reads the data to its end (a pipe the app writes into, or a
     ///   memfd already filled). The caller reads it; it is closed when released.
     /// - Throws: ``DesktopClipboardError`` when the app is gone, refuses, or does not answer
     ///   within `timeout`.
-    func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor
+    func fetch(_ type: String, timeout: Duration, maxBytes: UInt64) async throws(DesktopClipboardError) -> UnixFileDescriptor
 
     /// Whether this is still the selection, once the display system has reported everything
     /// that happened until now.

@@ -61,19 +61,19 @@ struct WaylandClipboardTests {
         let text = try fixture.copy(["hello from wl-copy"])
         let textSource = try await fixture.nextSource(.clipboard)
         #expect(textSource.types.contains("text/plain"), "\(textSource.types)")
-        #expect(try await Self.read(textSource.fetch("text/plain", timeout: .seconds(5))) == Data("hello from wl-copy".utf8))
+        #expect(try await Self.read(textSource.fetch("text/plain", timeout: .seconds(5), maxBytes: 1 << 30)) == Data("hello from wl-copy".utf8))
 
         let image = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let png = try fixture.copy(["-t", "image/png"], input: image)
         let imageSource = try await fixture.nextSource(.clipboard)
         #expect(imageSource.types.contains("image/png"), "\(imageSource.types)")
-        #expect(try await Self.read(imageSource.fetch("image/png", timeout: .seconds(5))) == image)
+        #expect(try await Self.read(imageSource.fetch("image/png", timeout: .seconds(5), maxBytes: 1 << 30)) == image)
 
         // Each copy was told once.
         try await Task.sleep(for: .milliseconds(200))
         #expect(fixture.recorder.changes(of: .clipboard).count == 3)  // the initial empty one, then two
         await #expect(throws: DesktopClipboardError.self) {
-            _ = try await imageSource.fetch("text/html", timeout: .seconds(1))
+            _ = try await imageSource.fetch("text/html", timeout: .seconds(1), maxBytes: 1 << 30)
         }
         withExtendedLifetime((text, png)) {}
         fixture.finish()
@@ -84,7 +84,7 @@ struct WaylandClipboardTests {
         let payload = try Self.randomBytes(32 << 20)
         let copier = try fixture.copy(["-t", "application/octet-stream"], input: payload)
         let source = try await fixture.nextSource(.clipboard, timeout: .seconds(20))
-        let fetched = try await Self.read(source.fetch("application/octet-stream", timeout: .seconds(5)))
+        let fetched = try await Self.read(source.fetch("application/octet-stream", timeout: .seconds(5), maxBytes: 1 << 30))
         #expect(fetched.count == payload.count)
         #expect(fetched == payload)
         withExtendedLifetime(copier) {}
@@ -101,7 +101,7 @@ struct WaylandClipboardTests {
 
         let copier = try fixture.copy(["theirs"])
         let source = try await fixture.nextSource(.clipboard)
-        #expect(try await Self.read(source.fetch("text/plain", timeout: .seconds(5))) == Data("theirs".utf8))
+        #expect(try await Self.read(source.fetch("text/plain", timeout: .seconds(5), maxBytes: 1 << 30)) == Data("theirs".utf8))
         try await Task.sleep(for: .milliseconds(300))
         #expect(fixture.recorder.changes(of: .clipboard).count == 2)
         withExtendedLifetime(copier) {}
@@ -130,7 +130,7 @@ struct WaylandClipboardTests {
 
         let copier = try fixture.copy(["--primary", "middle click"])
         let source = try await fixture.nextSource(.primary)
-        #expect(try await Self.read(source.fetch("text/plain", timeout: .seconds(5))) == Data("middle click".utf8))
+        #expect(try await Self.read(source.fetch("text/plain", timeout: .seconds(5), maxBytes: 1 << 30)) == Data("middle click".utf8))
         #expect(fixture.recorder.changes(of: .clipboard).count == 1)  // only the initial one
         withExtendedLifetime(copier) {}
         fixture.finish()
@@ -147,10 +147,10 @@ struct WaylandClipboardTests {
         let last = fixture.recorder.changes(of: .clipboard).last
         #expect(last != nil && last!.source == nil)
         await #expect(throws: DesktopClipboardError.self) {
-            _ = try await source.fetch("text/plain", timeout: .seconds(1))
+            _ = try await source.fetch("text/plain", timeout: .seconds(1), maxBytes: 1 << 30)
         }
         do {
-            _ = try await source.fetch("text/plain", timeout: .seconds(1))
+            _ = try await source.fetch("text/plain", timeout: .seconds(1), maxBytes: 1 << 30)
         } catch {
             guard case .ownerGone = error else {
                 Issue.record("expected ownerGone, got \(error)")

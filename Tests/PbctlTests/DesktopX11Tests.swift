@@ -324,6 +324,31 @@ struct DesktopX11Tests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
+    @Test("An app whose INCR answer never ends is refused at max-item-bytes, not gathered without end")
+    func endlessIncrementalAnswer() async throws {
+        let desktop = try await X11World(limits: ["max-item-bytes=3000000"])
+        let before = try await desktop.world.changeCount()
+        // An X11 client whose data never ends: `/dev/zero`, sent through INCR as long as it is
+        // read. Gathered whole before the limit was checked, it filled the memory (a memfd,
+        // at about a gigabyte a second) until the machine ran out.
+        let endless = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
+        defer { endless.close() }
+        endless.own(.clipboard, DesktopOffer(types: ["application/x-endless"]) { _ in
+            let fd = open("/dev/zero", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CancellationError() }
+            return UnixFileDescriptor(owning: fd)
+        })
+        _ = try await desktop.world.waitForCount(above: before)
+        let started = ContinuousClock.now
+        let pasted = try await desktop.world.pbctl("paste", "-t", "application/x-endless")
+        #expect(pasted.status == 65, "\(pasted)")
+        #expect(pasted.err.contains("3000000 bytes (max-item-bytes)"), "\(pasted.err)")
+        #expect(ContinuousClock.now - started < .seconds(15))
+        // The server goes on; the app's copy is still the clipboard.
+        expectSuccess(try await desktop.world.pbctl("-p", "other", "copy", input: "after"))
+        expectSuccess(try await desktop.world.pbctl("-p", "other", "paste"), stdout: "after")
+    }
+
     @Test("An app that takes the clipboard and never says what it offers is no change: nothing is made up for it")
     func appNeverListsItsTargets() async throws {
         let desktop = try await X11World()

@@ -37,7 +37,8 @@ final class WaylandSource: DesktopSource {
     ///
     /// The app answers through the pipe, at its own pace: there is nothing to wait for here
     /// beyond the request leaving, so `timeout` is for the caller's reading of the pipe.
-    func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor {
+    /// A pipe the app writes into: the caller's reading stops at `maxBytes`.
+    func fetch(_ type: String, timeout: Duration, maxBytes: UInt64) async throws(DesktopClipboardError) -> UnixFileDescriptor {
         guard types.contains(type) else {
             throw .refused("the app that copied it does not offer \(type)")
         }

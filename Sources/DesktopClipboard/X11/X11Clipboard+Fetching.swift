@@ -15,15 +15,22 @@ extension X11Clipboard {
         let selection: DesktopSelection
         let generation: UInt64
         let target: xcb_atom_t
+        /// The most kept: past it, one byte more is kept and the conversion ends there.
+        let maxBytes: UInt64
         var incremental = false
         var memory: UnixFileDescriptor?
+        var written: UInt64 = 0
         var deadline: UInt64 = 0
         let finish: (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void
 
-        init(selection: DesktopSelection, generation: UInt64, target: xcb_atom_t, finish: @escaping (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void) {
+        init(
+            selection: DesktopSelection, generation: UInt64, target: xcb_atom_t, maxBytes: UInt64,
+            finish: @escaping (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void
+        ) {
             self.selection = selection
             self.generation = generation
             self.target = target
+            self.maxBytes = maxBytes
             self.finish = finish
         }
     }
@@ -37,7 +44,7 @@ extension X11Clipboard {
     /// Asks the new owner of `selection` what it offers, then reports it.
     func askTargets(of selection: DesktopSelection) {
         let generation = generations[selection, default: 0]
-        convert(selection, generation: generation, target: atoms.targets, timeout: .seconds(5)) { [self] result in
+        convert(selection, generation: generation, target: atoms.targets, timeout: .seconds(5), maxBytes: Self.maxTargetsBytes) { [self] result in
             guard generations[selection] == generation else { return }
             // An app that does not answer at all (hung, or gone meanwhile) has copied nothing
             // that can be known: no change is made of it.
@@ -55,6 +62,10 @@ extension X11Clipboard {
         }
     }
 
+    /// The most of a `TARGETS` answer read: 256 Ki atoms, far past any app's list (a longer
+    /// one is cut there, and the bridge keeps 64 types of it at most).
+    static let maxTargetsBytes: UInt64 = 1 << 20
+
     /// Whether the current owner of `selection` is still being asked for its `TARGETS`: a new
     /// owner not yet reported to the delegate.
     func isBeingListed(_ selection: DesktopSelection) -> Bool {
@@ -62,16 +73,18 @@ extension X11Clipboard {
     }
 
     /// Converts the current owner's `selection` to `target` into a memfd; `finish` runs on the
-    /// loop thread, once.
+    /// loop thread, once. At most `maxBytes` and one byte more are kept: an app that sends more
+    /// (an `INCR` answer may never end) is left there, and the memfd ends with the byte that
+    /// tells the reader it is too large.
     func convert(
-        _ selection: DesktopSelection, generation: UInt64, target: xcb_atom_t, timeout: Duration,
+        _ selection: DesktopSelection, generation: UInt64, target: xcb_atom_t, timeout: Duration, maxBytes: UInt64,
         finish: @escaping (Result<UnixFileDescriptor, DesktopClipboardError>) -> Void
     ) {
         guard generations[selection] == generation, owned[selection] == nil else {
             return finish(.failure(.ownerGone("the app that copied it has quit or copied something else")))
         }
         let property = takeProperty()
-        let conversion = Conversion(selection: selection, generation: generation, target: target, finish: finish)
+        let conversion = Conversion(selection: selection, generation: generation, target: target, maxBytes: maxBytes, finish: finish)
         conversion.deadline = loop.after(timeout) { [self] in
             // The property is not used again: an answer may still come into it.
             guard conversions.removeValue(forKey: property) != nil else { return }
@@ -100,7 +113,7 @@ extension X11Clipboard {
             conversion.incremental = true
             return
         }
-        append(value.bytes, to: conversion, key: key)
+        guard append(value.bytes, to: conversion, key: key) else { return }
         end(key, nil)
     }
 
@@ -110,27 +123,42 @@ extension X11Clipboard {
         guard let conversion = conversions[property], conversion.incremental else { return }
         guard let value = display.property(property, of: display.window, delete: true) else { return }
         if value.bytes.isEmpty { return end(property, nil) }
-        append(value.bytes, to: conversion, key: property)
+        guard append(value.bytes, to: conversion, key: property) else { return }
         loop.cancel(conversion.deadline)
         conversion.deadline = loop.after(.seconds(10)) { [self] in
             end(property, .timedOut("the app that copied it stopped sending its data"))
         }
     }
 
-    private func append(_ bytes: [UInt8], to conversion: Conversion, key: xcb_atom_t) {
+    /// Adds `bytes` to what `conversion` gathered; false when the conversion has ended (it
+    /// could not be kept, or it is past its ``Conversion/maxBytes``: then the bytes up to one
+    /// past it are kept, and it ends with them).
+    private func append(_ bytes: [UInt8], to conversion: Conversion, key: xcb_atom_t) -> Bool {
+        let allowed = conversion.maxBytes - min(conversion.written, conversion.maxBytes)
+        let over = UInt64(bytes.count) > allowed
+        let kept = over ? Int(allowed) + 1 : bytes.count
         do {
             if conversion.memory == nil { conversion.memory = try UnixFileDescriptor.memoryFile(name: "x11-selection") }
-            try Self.writeAll(conversion.memory!.rawValue, bytes)
+            try Self.writeAll(conversion.memory!.rawValue, kept == bytes.count ? bytes : Array(bytes.prefix(kept)))
+            conversion.written += UInt64(kept)
         } catch {
             end(key, .refused("cannot keep the data: \(error)"))
+            return false
         }
+        guard !over else {
+            // The property is left as it is: deleting it would ask an INCR sender for more.
+            end(key, nil, propertyReusable: false)
+            return false
+        }
+        return true
     }
 
-    /// Ends a conversion with `failure`, or with its data.
-    private func end(_ property: xcb_atom_t, _ failure: DesktopClipboardError?) {
+    /// Ends a conversion with `failure`, or with its data. A property an app may still write
+    /// into is not used again.
+    private func end(_ property: xcb_atom_t, _ failure: DesktopClipboardError?, propertyReusable: Bool = true) {
         guard let conversion = conversions.removeValue(forKey: property) else { return }
         loop.cancel(conversion.deadline)
-        freeProperties.append(property)
+        if propertyReusable { freeProperties.append(property) }
         if let failure { return conversion.finish(.failure(failure)) }
         do {
             let memory = try conversion.memory ?? UnixFileDescriptor.memoryFile(name: "x11-selection")
@@ -206,12 +234,12 @@ final class X11Source: DesktopSource, @unchecked Sendable {
         true
     }
 
-    func fetch(_ type: String, timeout: Duration) async throws(DesktopClipboardError) -> UnixFileDescriptor {
+    func fetch(_ type: String, timeout: Duration, maxBytes: UInt64) async throws(DesktopClipboardError) -> UnixFileDescriptor {
         guard types.contains(type) else { throw .refused("the app that copied it offers no \(type)") }
         let result = await withCheckedContinuation { (done: CheckedContinuation<Result<UnixFileDescriptor, DesktopClipboardError>, Never>) in
             let (clipboard, selection, generation) = (clipboard, selection, generation)
             let submitted = clipboard.loop.submit {
-                clipboard.convert(selection, generation: generation, target: clipboard.display.atom(type), timeout: timeout) { done.resume(returning: $0) }
+                clipboard.convert(selection, generation: generation, target: clipboard.display.atom(type), timeout: timeout, maxBytes: maxBytes) { done.resume(returning: $0) }
             }
             if !submitted { done.resume(returning: .failure(.ownerGone("the connection to the X display has ended"))) }
         }

@@ -217,7 +217,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         let timeout = Duration.milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds))
         let data: UnixFileDescriptor
         do {
-            data = try await imported.source.fetch(sourceType, timeout: timeout)
+            data = try await imported.source.fetch(sourceType, timeout: timeout, maxBytes: limits.maxItemBytes)
         } catch {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' did not provide its \(promise.type) data: \(error.description)")
         }
