@@ -304,15 +304,12 @@ struct DesktopX11Tests {
     @Test("An app that never answers gives ProviderFailed within provider-timeout-ms, and nobody else waits for it")
     func appNeverAnswers() async throws {
         let desktop = try await X11World(limits: ["provider-timeout-ms=1000"])
-        let before = try await desktop.world.changeCount()
         // An X11 client that takes the clipboard and then never converts anything.
-        let stuck = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
-        defer { stuck.close() }
-        stuck.own(.clipboard, DesktopOffer(types: ["text/plain;charset=utf-8"]) { _ in
+        let stuck = try await desktop.appOwningTheClipboard(["text/plain;charset=utf-8"]) { _ in
             try await Task.sleep(for: .seconds(3600))
             throw CancellationError()
-        })
-        _ = try await desktop.world.waitForCount(above: before)
+        }
+        defer { stuck.close() }
         let started = ContinuousClock.now
         async let paste = desktop.world.pbctl("paste")
         // Meanwhile the server answers everyone else at once.
@@ -327,18 +324,15 @@ struct DesktopX11Tests {
     @Test("An app whose INCR answer never ends is refused at max-item-bytes, not gathered without end")
     func endlessIncrementalAnswer() async throws {
         let desktop = try await X11World(limits: ["max-item-bytes=3000000"])
-        let before = try await desktop.world.changeCount()
         // An X11 client whose data never ends: `/dev/zero`, sent through INCR as long as it is
         // read. Gathered whole before the limit was checked, it filled the memory (a memfd,
         // at about a gigabyte a second) until the machine ran out.
-        let endless = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
-        defer { endless.close() }
-        endless.own(.clipboard, DesktopOffer(types: ["application/x-endless"]) { _ in
+        let endless = try await desktop.appOwningTheClipboard(["application/x-endless"]) { _ in
             let fd = open("/dev/zero", O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw CancellationError() }
             return UnixFileDescriptor(owning: fd)
-        })
-        _ = try await desktop.world.waitForCount(above: before)
+        }
+        defer { endless.close() }
         let started = ContinuousClock.now
         let pasted = try await desktop.world.pbctl("paste", "-t", "application/x-endless")
         #expect(pasted.status == 65, "\(pasted)")

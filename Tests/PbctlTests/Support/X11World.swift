@@ -1,4 +1,5 @@
 import DBus
+@testable import DesktopClipboard
 import Foundation
 import Testing
 import TestSupport
@@ -44,6 +45,19 @@ final class X11World: Sendable {
         app.send(Data())
         let count = try await world.waitForCount(of: name, above: before)
         return (app, count)
+    }
+
+    /// An app of the test's own (the project's X11 client, which can misbehave as the test
+    /// says) that takes the clipboard offering `types`, their data opened by `open`; waits
+    /// until its copy is the pasteboard's change. Closed by the caller.
+    func appOwningTheClipboard(
+        _ types: [String], open: @escaping @Sendable (String) async throws -> UnixFileDescriptor
+    ) async throws -> X11Clipboard {
+        let before = try await world.changeCount()
+        let app = try X11Clipboard.connect(display: x11.display, delegate: IgnoringDelegate())
+        app.own(.clipboard, DesktopOffer(types: types, open: open))
+        _ = try await world.waitForCount(above: before)
+        return app
     }
 
     /// Waits until the desktop's `selection` offers `type` (pasteboardd took it after a write),
