@@ -1,6 +1,7 @@
 import CDBus
 import DBus
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -14,35 +15,52 @@ import Glibc
 /// reader takes, and must not hold a thread of the cooperative pool that long). The data is
 /// streamed in chunks, so a large payload never sits in memory whole.
 enum OfferServing {
-    /// How much is read and written at a time.
-    static let chunkSize = 1 << 20
+    /// How much is read and written at a time (a pipe holds 64 KiB unless its reader widened it).
+    static let chunkSize = 256 << 10
     /// How long a reader may take no data before the copy ends (as X11's `INCR` answers do).
     static let idleTimeoutMilliseconds: Int32 = 30_000
+    /// The most requests served at once. Each holds a thread and a buffer until its reader has
+    /// read everything or gone silent for ``idleTimeoutMilliseconds``: without a bound, an app
+    /// asking again and again without reading would take threads and memory without end. A
+    /// request past the bound gets an empty answer at once (its pipe is closed).
+    static let maxConcurrentCopies = 64
+    private static let copies = Atomic<Int>(0)
 
     /// Serves `type` of `offer` into `target`, which is closed when done or when anything
     /// fails (the requesting app then sees a short or empty read).
     static func serve(_ offer: DesktopOffer, type: String, into target: UnixFileDescriptor) {
+        guard copies.add(1, ordering: .relaxed).newValue <= maxConcurrentCopies else {
+            copies.subtract(1, ordering: .relaxed)
+            return
+        }
         Task.detached {
-            guard let data = try? await offer.open(type) else { return }
+            guard let data = try? await offer.open(type) else {
+                copies.subtract(1, ordering: .relaxed)
+                return
+            }
             Thread.detachNewThread {
                 copy(from: data, to: target)
+                copies.subtract(1, ordering: .relaxed)
             }
         }
     }
 
     /// Copies `source` from where it stands to its end into `target`. A reader that leaves
-    /// early (EPIPE) just ends the copy.
-    static func copy(from source: UnixFileDescriptor, to target: UnixFileDescriptor) {
+    /// early (EPIPE) just ends the copy, and so does one that reads nothing for
+    /// `idleTimeoutMilliseconds`.
+    ///
+    /// The pipe is made non-blocking: `poll` says a pipe is writable when a page of it is free,
+    /// and a blocking write of more would then wait for the reader, past any timeout.
+    static func copy(from source: UnixFileDescriptor, to target: UnixFileDescriptor, idleTimeoutMilliseconds: Int32 = idleTimeoutMilliseconds) {
         // A write to a pipe whose reader has gone raises SIGPIPE in the writing thread, which
         // would end the process: blocked here, the write fails with EPIPE instead.
         var pipeSignal = sigset_t()
         sigemptyset(&pipeSignal)
         sigaddset(&pipeSignal, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
-        // The requesting app made the pipe and may have made it non-blocking.
         let flags = cdbus_fcntl(target.rawValue, F_GETFL)
-        if flags >= 0, flags & O_NONBLOCK != 0 {
-            _ = cdbus_fcntl_int(target.rawValue, F_SETFL, flags & ~O_NONBLOCK)
+        if flags >= 0, flags & O_NONBLOCK == 0 {
+            _ = cdbus_fcntl_int(target.rawValue, F_SETFL, flags | O_NONBLOCK)
         }
 
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
@@ -53,16 +71,18 @@ enum OfferServing {
             guard count > 0 else { return }
             var written = 0
             while written < count {
-                // A reader that neither reads nor closes is given up on, so that it cannot
-                // hold a thread for ever.
-                var ready = pollfd(fd: target.rawValue, events: Int16(POLLOUT), revents: 0)
-                let polled = poll(&ready, 1, idleTimeoutMilliseconds)
-                if polled < 0, errno == EINTR { continue }
-                guard polled > 0 else { return }
                 let result = write(target.rawValue, buffer + written, count - written)
-                if result < 0, errno == EINTR || errno == EAGAIN { continue }
-                guard result > 0 else { return }
-                written += result
+                if result > 0 {
+                    written += result
+                    continue
+                }
+                guard result < 0, errno == EINTR || errno == EAGAIN else { return }
+                if errno == EINTR { continue }
+                // Full: wait for the reader, but not for ever.
+                var ready = pollfd(fd: target.rawValue, events: Int16(POLLOUT), revents: 0)
+                var polled: Int32
+                repeat { polled = poll(&ready, 1, idleTimeoutMilliseconds) } while polled < 0 && errno == EINTR
+                guard polled > 0 else { return }
             }
         }
     }
