@@ -44,7 +44,7 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func noReply(_ message: String) -> DBusError {
-        DBusError(name: "org.freedesktop.DBus.Error.NoReply", message: message)
+        DBusError(name: noReplyName, message: message)
     }
 
     public static func disconnected(_ message: String) -> DBusError {
@@ -55,6 +55,7 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
         DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: message)
     }
 
+    public static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
     public static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
     public static let nameHasNoOwnerName = "org.freedesktop.DBus.Error.NameHasNoOwner"
 }

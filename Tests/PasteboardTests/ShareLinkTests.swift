@@ -180,6 +180,32 @@ struct ShareLinkTests {
         #expect(share.leftFiles == [])
     }
 
+    /// A portal that does not answer the call (hung): the cancelled task ends at once, not
+    /// when (if ever) the portal answers; should the answer come later, the request is closed.
+    @Test("cancelling while the portal has not answered ends the task at once, and closes the request answered later")
+    func cancelledWhileThePortalIsHung() async throws {
+        let share = try await ShareWorld(answer: .holdReply)
+        defer { share.remove() }
+        let task = Task { try await share.link("hung portal").share() }
+        let finished = Flag()
+        Task {
+            _ = await task.result
+            finished.set()
+        }
+        let called = await eventually(timeout: .seconds(20)) { share.calls.count == 1 }
+        try #require(called, "the portal peer received no call")
+        task.cancel()
+        let ended = await eventually(timeout: .seconds(5)) { finished.isSet }
+        #expect(ended, "the share went on waiting for a hung portal after its task was cancelled")
+        await #expect(throws: CancellationError.self) { try await task.value }
+
+        share.portal?.releaseHeldReplies()
+        let handle = try #require(share.calls.first?.handle)
+        let closed = await eventually(timeout: .seconds(20)) { share.portal?.closedRequests.all == [handle] }
+        #expect(closed, "Request.Close was not called on \(handle)")
+        #expect(share.leftFiles == [])
+    }
+
     @Test("email: recipients, subject, body and the item attached as a descriptor, byte-exact")
     func email() async throws {
         let share = try await ShareWorld()

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 
 /// One request to xdg-desktop-portal (`org.freedesktop.portal.Desktop` on the session bus):
 /// a method call that answers at once with a request handle, and the outcome that comes later
@@ -8,7 +9,7 @@ import Foundation
 ///
 /// Every request gets a connection of its own: the handle is made from the connection's unique
 /// name, shares are rare, and closing the connection afterwards leaves no subscription behind.
-struct DesktopPortal: Sendable {
+final class DesktopPortal: Sendable {
     static let busName = "org.freedesktop.portal.Desktop"
     static let objectPath = "/org/freedesktop/portal/desktop"
     static let requestInterface = "org.freedesktop.portal.Request"
@@ -16,6 +17,10 @@ struct DesktopPortal: Sendable {
     static let emailInterface = "org.freedesktop.portal.Email"
 
     private let connection: Connection
+    /// Whether a request's call is in flight, and whether ``close()`` was asked meanwhile: the
+    /// connection then stays open until the call has ended, so that a request whose handle
+    /// comes after its task was cancelled can still be closed on it.
+    private let lifetime = Mutex<(callPending: Bool, closeAsked: Bool)>((false, false))
 
     /// Connects to the bus at `address`, or to the session bus when it is nil.
     ///
@@ -31,9 +36,23 @@ struct DesktopPortal: Sendable {
         }
     }
 
-    /// Closes the connection; a request still waiting ends as failed.
+    /// Closes the connection, once a request's call in flight has ended (see ``lifetime``); a
+    /// request still waiting for its `Response` ends as failed.
     func close() {
-        connection.close()
+        let now = lifetime.withLock { state in
+            state.closeAsked = true
+            return !state.callPending
+        }
+        if now { connection.close() }
+    }
+
+    /// A request's call has ended: closes the connection if that was asked meanwhile.
+    private func endCall() {
+        let asked = lifetime.withLock { state in
+            state.callPending = false
+            return state.closeAsked
+        }
+        if asked { connection.close() }
     }
 
     /// Calls `method` of `interface` on the portal with `arguments` followed by the options
@@ -67,18 +86,41 @@ struct DesktopPortal: Sendable {
         let handle: String
         do {
             // Not cancelled with the task: a call cancelled in flight would leave a dialog
-            // open whose handle nobody knows. Once the handle is here it can be closed.
+            // open whose handle nobody knows. The task stops waiting for it at once, and the
+            // handle, when it comes, is closed. A portal answers the call at once (the person's
+            // choice comes later, as `Response`): one that does not within
+            // ``callTimeout`` is hung.
+            lifetime.withLock { $0.callPending = true }
             let call = Task { [connection] () async throws(DBusError) -> [DBusValue] in
                 try await connection.call(
                     destination: Self.busName, path: Self.objectPath, interface: interface, method: method,
-                    arguments: arguments + [.dictionary(key: "s", value: "v", optionEntries)])
+                    arguments: arguments + [.dictionary(key: "s", value: "v", optionEntries)], timeout: Self.callTimeout)
             }
-            let reply = try await call.value
+            let reply: [DBusValue]
+            do {
+                reply = try await Self.value(of: call) { [self] result in
+                    if case .success(let reply) = result, case .objectPath(let path)? = reply.first { closeRequest(path) }
+                    endCall()
+                }
+            } catch is CancellationError {
+                // The call goes on; its end is handled by the closure above.
+                throw CancellationError()
+            } catch {
+                endCall()
+                throw error
+            }
+            endCall()
             guard case .objectPath(let path)? = reply.first else {
                 throw ShareError(.failed, "The desktop portal answered \(interface).\(method) without a request handle.")
             }
             handle = path
         } catch let error as DBusError {
+            if error.name == DBusError.noReplyName {
+                throw ShareError(
+                    .failed,
+                    "The desktop portal did not answer \(interface).\(method) within \(Self.callTimeout); it may be hung. "
+                        + "Restart it (systemctl --user restart xdg-desktop-portal) and share again.")
+            }
             throw Self.convert(error, interface: interface, method: method)
         }
         // The stream ends when the task is cancelled, or the connection lost.
@@ -99,6 +141,63 @@ struct DesktopPortal: Sendable {
             throw CancellationError()
         }
         throw ShareError(.failed, "The connection to the desktop portal was lost before it answered \(interface).\(method).")
+    }
+
+    /// How long the portal may take to answer a request's call (with its handle, not the
+    /// person's choice): D-Bus's own default.
+    static let callTimeout = Duration.seconds(25)
+
+    /// The value of `call`, or `CancellationError` as soon as the task is cancelled. The call
+    /// itself goes on: when it ends after the task stopped waiting, `abandoned` gets its result
+    /// (to close what it opened).
+    static func value<T: Sendable>(
+        of call: Task<T, any Error>, abandoned: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) async throws -> T {
+        let waiter = Waiter<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                waiter.wait(continuation)
+                Task {
+                    let result = await call.result
+                    if !waiter.resume(with: result) { abandoned(result) }
+                }
+            }
+        } onCancel: {
+            _ = waiter.resume(with: .failure(CancellationError()))
+        }
+    }
+
+    /// Who waits for a value, resumed once: by the value or by a cancellation, whichever comes
+    /// first (a cancellation may come before the wait starts).
+    private final class Waiter<T: Sendable>: Sendable {
+        private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, early: Result<T, any Error>?, done: Bool)>((nil, nil, false))
+
+        func wait(_ continuation: CheckedContinuation<T, any Error>) {
+            let early: Result<T, any Error>? = state.withLock { state in
+                guard let early = state.early else {
+                    state.continuation = continuation
+                    return nil
+                }
+                return early
+            }
+            if let early { continuation.resume(with: early) }
+        }
+
+        /// Resumes the waiter with `result`; false when it had been resumed already.
+        func resume(with result: Result<T, any Error>) -> Bool {
+            let (continuation, first): (CheckedContinuation<T, any Error>?, Bool) = state.withLock { state in
+                guard !state.done else { return (nil, false) }
+                state.done = true
+                guard let continuation = state.continuation else {
+                    state.early = result
+                    return (nil, true)
+                }
+                state.continuation = nil
+                return (continuation, true)
+            }
+            continuation?.resume(with: result)
+            return first
+        }
     }
 
     /// Ends the request's dialog; the portal sends no `Response` then, so nobody waits for one.
