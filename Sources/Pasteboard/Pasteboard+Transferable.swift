@@ -3,29 +3,43 @@ import Foundation
 extension Pasteboard {
     // MARK: Writing values
 
-    /// Replaces the contents with one item per value, in one change.
+    /// Writes one item per value, in one change: after ``clearContents()``, added after the
+    /// items this object wrote since, as AppKit does; without it, in place of the contents.
     ///
     /// Each value offers every representation it can export, richest first, as its
     /// `transferRepresentation` lists them. A representation marked `.visibility(.ownProcess)`
     /// makes the write `owner-only`: other processes see the types but cannot read the data.
     ///
     /// ```swift
+    /// try await Pasteboard.general.clearContents()
     /// try await Pasteboard.general.writeObjects([todo, "plain text too"])
+    /// try await Pasteboard.general.writeObjects([image])      // three items now
     /// ```
     ///
-    /// - Returns: False, leaving the contents as they were, when no value exports anything.
+    /// - Returns: False, leaving the contents as they were, when no value exports anything, or
+    ///   when another program changed the pasteboard since this object's ``clearContents()``
+    ///   (it is no longer the owner, in AppKit's terms).
     @discardableResult
     public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
-        let (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
+        var (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
         guard !items.isEmpty else { return false }
-        try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
-        return true
+        guard let open = session.withLock({ $0 }) else {
+            try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+            return true
+        }
+        options.ifChangeCount = open.count
+        options.append = true
+        let written = options
+        return try await addInSession(options: written, firstItem: nil) {
+            try await PayloadTransfer.write(name.rawValue, items: items, options: written, proxy: try proxy)
+        }
     }
 
     /// Writes values as items with the given options (``writeObjects(_:)`` with more control);
     /// with nothing to export, this clears the contents.
     @discardableResult
     func write(_ objects: [any Transferable], options: PasteboardProxy.WriteOptions) async throws -> UInt64 {
+        session.withLock { $0 = nil }
         let (items, options) = try await exportItems(objects, options: options)
         return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A named pasteboard on the pasteboard server, shaped like AppKit's `NSPasteboard` and made
 /// `async`.
@@ -51,6 +52,8 @@ public final class Pasteboard: Sendable {
     public let name: Name
     /// The bus address, or nil for the session bus.
     public let address: String?
+    /// What this object wrote since its last ``clearContents()``; nil when none is open.
+    let session = Mutex<WriteSession?>(nil)
 
     /// The pasteboard `name` on the session bus, or on the bus at `address`.
     public init(name: Name, address: String? = nil) {
@@ -133,26 +136,71 @@ public final class Pasteboard: Sendable {
 
     // MARK: Writing
 
-    /// Empties the pasteboard; returns the new change count.
+    /// Empties the pasteboard and returns the new change count; as in AppKit, what this object
+    /// writes next is added to the contents (see ``setData(_:forType:)`` and
+    /// ``writeObjects(_:)``) until another program changes them.
     @discardableResult
     public func clearContents() async throws -> Int {
-        Int(clamping: try await proxy.clearContents(name.rawValue))
+        let count = try await proxy.clearContents(name.rawValue)
+        session.withLock { $0 = WriteSession(clearedAt: count) }
+        return Int(clamping: count)
     }
 
-    /// Replaces the contents with one item holding `data` as `type` (nil: clears).
+    /// Sets `data` as the representation of `type` for the first item, as AppKit does: after
+    /// ``clearContents()``, each call adds a type to that item (or replaces the type's data),
+    /// one change each.
     ///
-    /// Unlike AppKit, which adds a type to the current item, each call is one atomic change.
+    /// ```swift
+    /// try await pasteboard.clearContents()
+    /// try await pasteboard.setString("Hello", forType: .utf8PlainText)
+    /// try await pasteboard.setData(html, forType: .html)      // one item, two types
+    /// ```
+    ///
+    /// Without a ``clearContents()`` first, the contents are replaced by one item holding
+    /// `data`. After ``writeObjects(_:)`` in the same session, `data` is added as an item of
+    /// its own. `nil` clears the contents.
+    ///
+    /// - Returns: False, writing nothing, when another program changed the pasteboard since
+    ///   this object's ``clearContents()`` (it is no longer the owner, in AppKit's terms).
     @discardableResult
     public func setData(_ data: Data?, forType type: UTType) async throws -> Bool {
         guard let data else {
             try await clearContents()
             return true
         }
-        try await PayloadTransfer.write(name.rawValue, items: [[(type.pasteboardType, .data(data))]], options: .init(), proxy: try proxy)
-        return true
+        let rawType = type.pasteboardType
+        guard let open = session.withLock({ $0 }) else {
+            try await PayloadTransfer.write(name.rawValue, items: [[(rawType, .data(data))]], options: .init(), proxy: try proxy)
+            return true
+        }
+        var options = PasteboardProxy.WriteOptions()
+        options.ifChangeCount = open.count
+        let firstItem = open.firstItem(setting: data, as: rawType)
+        options.append = firstItem == nil
+        let item = firstItem ?? [(rawType, data)]
+        return try await addInSession(options: options, firstItem: firstItem) {
+            try await PayloadTransfer.write(name.rawValue, items: [item.map { ($0.type, .data($0.data)) }], options: options, proxy: try proxy)
+        }
     }
 
-    /// Replaces the contents with one item holding `string` as `type` (UTF-8).
+    /// Makes `write`, an addition to the session's contents, and records it: the session's new
+    /// count, and the first item as `setData` left it (nil after items of `writeObjects`). A
+    /// `Conflict` (another program changed the pasteboard) ends the session and gives false.
+    func addInSession(options: PasteboardProxy.WriteOptions, firstItem: [(type: String, data: Data)]?, _ write: () async throws -> UInt64) async throws -> Bool {
+        do {
+            let count = try await write()
+            session.withLock { session in
+                session?.count = count
+                session?.firstItem = firstItem
+            }
+            return true
+        } catch let error as PasteboardError where error.code == .conflict {
+            session.withLock { $0 = nil }
+            return false
+        }
+    }
+
+    /// ``setData(_:forType:)`` with `string` as UTF-8.
     @discardableResult
     public func setString(_ string: String, forType type: UTType = .utf8PlainText) async throws -> Bool {
         try await setData(Data(string.utf8), forType: type)
@@ -160,6 +208,7 @@ public final class Pasteboard: Sendable {
 
     /// Removes the pasteboard from the server, with its contents and history.
     public func releaseGlobally() async throws {
+        session.withLock { $0 = nil }
         try await proxy.remove(name.rawValue)
     }
 

@@ -89,13 +89,17 @@ struct GettingStartedTests {
         #expect(mine.name != pasteboard.name)
         let pngData = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
 
+        try await pasteboard.clearContents()
         try await pasteboard.setString("Hello")
         try await pasteboard.setData(pngData, forType: .png)
+        #expect(try await pasteboard.types == [.utf8PlainText, .png])
+        #expect(try await pasteboard.pasteboardItems?.count == 1)
         if try await pasteboard.canReadItem(withDataConformingToTypes: [.png]) {
             let png = try await pasteboard.data(forType: .png)
             #expect(png == pngData)
         }
-        try await pasteboard.setString("<p>Hello</p>", forType: .html)
+        // Another object of the name, which has not cleared: its write replaces the contents.
+        try await world.pasteboard().setString("<p>Hello</p>", forType: .html)
         let text = try await pasteboard.string(forType: .plainText)
         #expect(text == "<p>Hello</p>")
         let best = try await pasteboard.availableType(from: [.html, .plainText])

@@ -379,6 +379,59 @@ struct PasteboardClientTests {
         #expect(try await proxy.listPasteboards().contains(pasteboard.name.rawValue))
     }
 
+    /// AppKit's owner model: after `clearContents()`, `setData` adds types to the first item
+    /// and `writeObjects` adds items, one change each; without a clear, a write replaces.
+    @Test("after clearContents, setData adds types to the first item and writeObjects adds items, as in AppKit")
+    func additionsAfterClear() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        let html = Data("<b>Hello</b>".utf8)
+        #expect(try await pasteboard.clearContents() == 1)
+        #expect(try await pasteboard.setString("Hello"))
+        #expect(try await pasteboard.setData(html, forType: .html))
+        #expect(try await pasteboard.types == [.utf8PlainText, .html])
+        #expect(try await pasteboard.pasteboardItems?.count == 1)
+        #expect(try await pasteboard.string() == "Hello")
+        #expect(try await pasteboard.data(forType: .html) == html)
+        // The same type again replaces its data, in place.
+        #expect(try await pasteboard.setString("Hello again"))
+        #expect(try await pasteboard.types == [.utf8PlainText, .html])
+        #expect(try await pasteboard.string() == "Hello again")
+        #expect(try await pasteboard.changeCount == 4)
+
+        // writeObjects adds items after those, call after call.
+        #expect(try await pasteboard.writeObjects(["b"]))
+        #expect(try await pasteboard.writeObjects(["c", "d"]))
+        let items = try #require(try await pasteboard.pasteboardItems)
+        #expect(items.count == 4)
+        #expect(try await items[0].string() == "Hello again")
+        #expect(try await pasteboard.loadTransferables(type: String.self) == ["Hello again", "b", "c", "d"])
+
+        // Another object of the same name has not cleared: its writes replace.
+        let other = world.pasteboard(.general)
+        #expect(try await other.writeObjects(["replaced"]))
+        #expect(try await other.pasteboardItems?.count == 1)
+        // The first object is no longer the owner: its additions are refused, and nothing changes.
+        let count = try await pasteboard.changeCount
+        #expect(try await pasteboard.writeObjects(["late"]) == false)
+        #expect(try await pasteboard.setString("late") == true, "with the session ended, a write replaces again")
+        #expect(try await pasteboard.changeCount == count + 1)
+        #expect(try await pasteboard.loadTransferables(type: String.self) == ["late"])
+    }
+
+    /// An app that cleared, then lost the pasteboard to another program, adds nothing: AppKit's
+    /// `setData` returns false for an app that is no longer the owner.
+    @Test("setData after another program changed the pasteboard since clearContents returns false and writes nothing")
+    func setDataAfterAnotherProgramWrote() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        try await pasteboard.clearContents()
+        expectSuccess(try await world.pbctl("copy", input: "theirs"))
+        #expect(try await pasteboard.setString("mine") == false)
+        #expect(try await pasteboard.string() == "theirs")
+        #expect(try await pasteboard.changeCount == 2)
+    }
+
     /// A read of the whole pasteboard lists the items, then reads with their change count; a
     /// program writing hundreds of times a second changed it in between often, and every such
     /// read failed with `Stale`. It is now read again: each answer is one whole write's.
