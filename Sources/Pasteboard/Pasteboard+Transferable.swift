@@ -92,7 +92,7 @@ extension Pasteboard {
     /// Should another program change the pasteboard during the read, it is read again: the
     /// value is of the contents at some moment, never a mix (see ``readingCurrent(_:)``).
     public func loadTransferable<T: Transferable>(type: T.Type, progress: (@Sendable (Double) -> Void)?) async throws -> T? {
-        try await readingCurrent {
+        try await readingCurrent { _ in
             guard let items = try await pasteboardItems else { return nil }
             for item in items where T.importMatch(offering: item.rawTypes) != nil {
                 return try await item.loadTransferable(type: type, progress: progress)
@@ -104,7 +104,7 @@ extension Pasteboard {
     /// Every item readable as `T`, as values, in item order (for paste destinations), all of
     /// one change of the pasteboard (read again should it change meanwhile).
     public func loadTransferables<T: Transferable>(type: T.Type) async throws -> [T] {
-        try await readingCurrent { try await Self.loadTransferables(type: type, from: pasteboardItems ?? []) }
+        try await readingCurrent { _ in try await Self.loadTransferables(type: type, from: pasteboardItems ?? []) }
     }
 
     /// Every one of `items` readable as `T`, as values, in item order; each read expects the

@@ -219,11 +219,16 @@ public final class Pasteboard: Sendable {
     /// AppKit's, gives its contents at some moment, never an error because another program
     /// wrote meanwhile. (A read of one ``PasteboardItem`` fails with `Stale` instead: that
     /// item is gone.) Gives up with `Stale` only after ``readAttempts`` changes in a row.
-    func readingCurrent<T>(_ read: () async throws -> T) async throws -> T {
+    ///
+    /// `read` is told whether to expect the listed count. After ``strictAttempts`` it is told
+    /// not to, for a read that then stays right without it (one datum, read in one call: of
+    /// whatever generation is current then, which a check of the type's presence there keeps
+    /// whole), so that a program writing back to back cannot starve it.
+    func readingCurrent<T>(_ read: (_ expectingTheCount: Bool) async throws -> T) async throws -> T {
         var attempt = 1
         while true {
             do {
-                return try await read()
+                return try await read(attempt <= Self.strictAttempts)
             } catch let error as PasteboardError where error.code == .stale && attempt < Self.readAttempts {
                 try Task.checkCancellation()
                 attempt += 1
@@ -235,31 +240,46 @@ public final class Pasteboard: Sendable {
     /// round trips or so: a program writing hundreds of times a second makes a few fail; only
     /// one writing back to back without a pause can make them all fail.
     static let readAttempts = 64
+    /// How many attempts expect the listed count, when the read allows for less.
+    static let strictAttempts = 8
 
     /// The data of the first item that has exactly `type` (any spelling of it), or nil.
     public func data(forType type: UTType) async throws -> Data? {
-        try await readingCurrent { try await dataOnce(forType: type) }
+        try await readingCurrent { strict in try await dataOnce(forType: type, strict: strict) }
     }
 
-    private func dataOnce(forType type: UTType) async throws -> Data? {
+    /// One attempt of ``data(forType:)``. Not `strict`, the item found is read in whatever
+    /// generation is current by then; one that no longer has the type there (another item, or
+    /// none, took its place) sends the attempt round again as `Stale`.
+    private func dataOnce(forType type: UTType, strict: Bool) async throws -> Data? {
         let proxy = try proxy
         let (count, items) = try await proxy.items(name.rawValue)
         let wanted = type.pasteboardType
         for (index, item) in items.enumerated() {
             guard let offered = item.types.first(where: { PasteboardTypeMatch.same($0, wanted) }) else { continue }
-            return try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: offered, expect: count, proxy: proxy)
+            return try await read(item: index, type: offered, expect: strict ? count : 0, proxy: proxy)
         }
         return nil
+    }
+
+    /// Reads one datum; a datum read expecting no count that is not there now is `Stale`.
+    private func read(item index: Int, type: String, expect count: UInt64, proxy: PasteboardProxy) async throws -> Data {
+        do {
+            return try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: type, expect: count, proxy: proxy)
+        } catch let error as PasteboardError where count == 0 && (error.code == .noSuchItem || error.code == .noSuchType) {
+            throw PasteboardError.stale("'\(name)' changed while it was read: \(error.message)")
+        }
     }
 
     /// The text of the first item with `type` (or, for a text type, of the first item with
     /// text conforming to it: `text/html` serves `.plainText`), decoded as UTF-8, or nil.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
-        try await readingCurrent { try await stringOnce(forType: type) }
+        try await readingCurrent { strict in try await stringOnce(forType: type, strict: strict) }
     }
 
-    private func stringOnce(forType type: UTType) async throws -> String? {
-        if let data = try await dataOnce(forType: type) {
+    /// One attempt of ``string(forType:)``; `strict` as for ``dataOnce(forType:strict:)``.
+    private func stringOnce(forType type: UTType, strict: Bool) async throws -> String? {
+        if let data = try await dataOnce(forType: type, strict: strict) {
             return String(decoding: data, as: UTF8.self)
         }
         guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }
@@ -272,7 +292,7 @@ public final class Pasteboard: Sendable {
             guard let best = distances.indices.filter({ distances[$0] != nil }).min(by: { distances[$0]! < distances[$1]! }) else {
                 continue
             }
-            let data = try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: item.types[best], expect: count, proxy: proxy)
+            let data = try await read(item: index, type: item.types[best], expect: strict ? count : 0, proxy: proxy)
             return String(decoding: data, as: UTF8.self)
         }
         return nil

@@ -19,35 +19,50 @@ enum OfferServing {
     static let chunkSize = 256 << 10
     /// How long a reader may take no data before the copy ends (as X11's `INCR` answers do).
     static let idleTimeoutMilliseconds: Int32 = 30_000
-    /// The most requests served at once. Each holds a thread and a buffer until its reader has
-    /// read everything or gone silent for ``idleTimeoutMilliseconds``: without a bound, an app
-    /// asking again and again without reading would take threads and memory without end. A
-    /// request past the bound gets an empty answer at once (its pipe is closed).
+    /// The most requests of one connection served at once. Each holds a thread and a buffer
+    /// until its reader has read everything or gone silent for ``idleTimeoutMilliseconds``:
+    /// without a bound, an app asking again and again without reading would take threads and
+    /// memory without end. A request past the bound gets an empty answer at once (its pipe is
+    /// closed).
     static let maxConcurrentCopies = 64
-    private static let copies = Atomic<Int>(0)
+
+    /// The requests one connection is serving, counted against ``maxConcurrentCopies``.
+    final class Places: Sendable {
+        private let taken = Atomic<Int>(0)
+
+        /// Takes a place; false, taking none, when all are taken.
+        func take() -> Bool {
+            guard taken.add(1, ordering: .relaxed).newValue <= OfferServing.maxConcurrentCopies else {
+                taken.subtract(1, ordering: .relaxed)
+                return false
+            }
+            return true
+        }
+
+        func give() {
+            taken.subtract(1, ordering: .relaxed)
+        }
+    }
 
     /// Serves `type` of `offer` into `target`, which is closed when done or when anything
-    /// fails (the requesting app then sees a short or empty read).
-    static func serve(_ offer: DesktopOffer, type: String, into target: UnixFileDescriptor) {
-        guard copies.add(1, ordering: .relaxed).newValue <= maxConcurrentCopies else {
-            copies.subtract(1, ordering: .relaxed)
-            return
-        }
+    /// fails (the requesting app then sees a short or empty read), in one of `places`.
+    static func serve(_ offer: DesktopOffer, type: String, into target: UnixFileDescriptor, places: Places) {
+        guard places.take() else { return }
         Task.detached {
             guard let data = try? await offer.open(type) else {
-                copies.subtract(1, ordering: .relaxed)
+                places.give()
                 return
             }
             Thread.detachNewThread {
                 copy(from: data, to: target)
-                copies.subtract(1, ordering: .relaxed)
+                places.give()
             }
         }
     }
 
     /// Copies `source` from where it stands to its end into `target`. A reader that leaves
     /// early (EPIPE) just ends the copy, and so does one that reads nothing for
-    /// `idleTimeoutMilliseconds`.
+    /// `idleTimeoutMilliseconds`, or a source (a pipe) that gives nothing for as long.
     ///
     /// The pipe is made non-blocking: `poll` says a pipe is writable when a page of it is free,
     /// and a blocking write of more would then wait for the reader, past any timeout.
@@ -66,6 +81,10 @@ enum OfferServing {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
+            var readable = pollfd(fd: source.rawValue, events: Int16(POLLIN), revents: 0)
+            var ready: Int32
+            repeat { ready = poll(&readable, 1, idleTimeoutMilliseconds) } while ready < 0 && errno == EINTR
+            guard ready > 0 else { return }
             let count = read(source.rawValue, buffer, chunkSize)
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return }

@@ -21,6 +21,8 @@ final class SelectionSession {
     private let seat: OpaquePointer
     private let device: OpaquePointer
     let selections: Set<DesktopSelection>
+    /// The requests for our data being served (``OfferServing/maxConcurrentCopies`` at most).
+    private let servingPlaces = OfferServing.Places()
     private weak var delegate: (any DesktopClipboardDelegate)?
     /// Where new ``WaylandSource``s send their requests; unowned: the loop owns this session.
     unowned let loop: WaylandEventLoop
@@ -170,7 +172,7 @@ final class SelectionSession {
     func send(_ proxy: OpaquePointer, type: String, into fd: Int32) {
         let target = UnixFileDescriptor(owning: fd)
         guard let source = sources[proxy] else { return }
-        OfferServing.serve(source.offer, type: type, into: target)
+        OfferServing.serve(source.offer, type: type, into: target, places: servingPlaces)
     }
 
     func cancelled(_ proxy: OpaquePointer) {
