@@ -12,39 +12,40 @@ struct OfferServingTests {
     /// `poll` says a pipe is writable once a page of it is free; a blocking write of a chunk then
     /// waited for a reader that never read, past the idle timeout, for ever.
     @Test func aReaderThatNeverReadsIsGivenUpOnAfterTheIdleTimeout() async throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let reader = UnixFileDescriptor(owning: ends[0])
-        let writer = UnixFileDescriptor(owning: ends[1])
+        let (reader, writer) = try Self.pipe()
         let source = try UnixFileDescriptor.memoryFile(name: "served")
         #expect(ftruncate(source.rawValue, 4 << 20) == 0)
-        let started = ContinuousClock.now
-        let finished = await withCheckedContinuation { (done: CheckedContinuation<Duration, Never>) in
-            Thread.detachNewThread {
-                OfferServing.copy(from: source, to: writer, idleTimeoutMilliseconds: 300)
-                done.resume(returning: ContinuousClock.now - started)
-            }
-        }
-        #expect(finished < .seconds(5), "the copy held its thread for \(finished)")
-        _ = reader
+        let took = await Self.timeToCopy(from: source, to: writer)
+        #expect(took < .seconds(5), "the copy held its thread for \(took)")
+        withExtendedLifetime(reader) {}
     }
 
     /// Our data opened as a pipe that gives nothing (a provider that never writes): the copy
     /// ends after the idle timeout too, rather than hold its thread and its place.
     @Test func aSourceThatGivesNothingIsGivenUpOnAfterTheIdleTimeout() async throws {
-        var source: [Int32] = [0, 0], target: [Int32] = [0, 0]
-        #expect(pipe(&source) == 0 && pipe(&target) == 0)
-        let (sourceRead, sourceWrite) = (UnixFileDescriptor(owning: source[0]), UnixFileDescriptor(owning: source[1]))
-        let (targetRead, targetWrite) = (UnixFileDescriptor(owning: target[0]), UnixFileDescriptor(owning: target[1]))
+        let (sourceRead, sourceWrite) = try Self.pipe()
+        let (targetRead, targetWrite) = try Self.pipe()
+        let took = await Self.timeToCopy(from: sourceRead, to: targetWrite)
+        #expect(took < .seconds(5), "the copy held its thread for \(took)")
+        withExtendedLifetime((sourceWrite, targetRead)) {}
+    }
+
+    /// How long ``OfferServing/copy(from:to:idleTimeoutMilliseconds:)`` takes to give up, with
+    /// an idle timeout of 300 ms, on a thread of its own (it blocks).
+    static func timeToCopy(from source: UnixFileDescriptor, to target: UnixFileDescriptor) async -> Duration {
         let started = ContinuousClock.now
-        let finished = await withCheckedContinuation { (done: CheckedContinuation<Duration, Never>) in
+        return await withCheckedContinuation { done in
             Thread.detachNewThread {
-                OfferServing.copy(from: sourceRead, to: targetWrite, idleTimeoutMilliseconds: 300)
+                OfferServing.copy(from: source, to: target, idleTimeoutMilliseconds: 300)
                 done.resume(returning: ContinuousClock.now - started)
             }
         }
-        #expect(finished < .seconds(5), "the copy held its thread for \(finished)")
-        withExtendedLifetime((sourceWrite, targetRead)) {}
+    }
+
+    static func pipe() throws -> (read: UnixFileDescriptor, write: UnixFileDescriptor) {
+        var ends: [Int32] = [0, 0]
+        guard Glibc.pipe(&ends) == 0 else { throw SystemCallError("pipe") }
+        return (UnixFileDescriptor(owning: ends[0]), UnixFileDescriptor(owning: ends[1]))
     }
 }
 
