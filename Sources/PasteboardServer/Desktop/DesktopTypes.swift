@@ -42,6 +42,24 @@ enum DesktopTypes {
     /// turned into UTF-8 on the way in.
     static let latin1Target = "STRING"
 
+    /// What an app's answer for the X11 text target `target` is as UTF-8, when it must be
+    /// changed. `STRING` is Latin-1. `UTF8_STRING` is UTF-8 and `TEXT` in an encoding the app
+    /// chooses, but apps such as `xsel` answer every text target with their bytes as they are:
+    /// UTF-8 nowadays, Latin-1 in an older locale or from an older app. An answer for either
+    /// that is not UTF-8 is therefore taken for Latin-1 (whose every byte string is text),
+    /// rather than stored as UTF-8 text it is not. Nil: keep the bytes.
+    static func utf8(_ target: String, _ bytes: @autoclosure () throws -> [UInt8]) rethrows -> [UInt8]? {
+        switch target {
+        case latin1Target:
+            return utf8(fromLatin1: try bytes())
+        case "TEXT", "UTF8_STRING":
+            let text = try bytes()
+            return String(validating: text, as: UTF8.self) == nil ? utf8(fromLatin1: text) : nil
+        default:
+            return nil
+        }
+    }
+
     /// Latin-1 bytes as UTF-8: each byte is the code point of its value.
     static func utf8(fromLatin1 bytes: [UInt8]) -> [UInt8] {
         var text: [UInt8] = []
