@@ -283,16 +283,11 @@ public final class Pasteboard: Sendable {
             return String(decoding: data, as: UTF8.self)
         }
         guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }
-        // The closest conforming type of the first item that has one, chosen here rather than
-        // with `ReadBest`, so that text too large to travel inline is read by descriptor.
         let proxy = try proxy
         let (count, items) = try await proxy.items(name.rawValue)
         for (index, item) in items.enumerated() {
-            let distances = item.types.map { UTType.types(for: $0).conformanceDistance(to: type) }
-            guard let best = distances.indices.filter({ distances[$0] != nil }).min(by: { distances[$0]! < distances[$1]! }) else {
-                continue
-            }
-            let data = try await read(item: index, type: item.types[best], expect: strict ? count : 0, proxy: proxy)
+            guard let best = PasteboardItem.closestText(in: item.types, to: type) else { continue }
+            let data = try await read(item: index, type: best, expect: strict ? count : 0, proxy: proxy)
             return String(decoding: data, as: UTF8.self)
         }
         return nil

@@ -79,6 +79,12 @@ struct PasteboardClientTests {
         #expect(try await pasteboard.data(forType: .plainText) == nil, "exact reads take only the same type")
         #expect(try await pasteboard.string(forType: .plainText) == "plain")
         #expect(try await pasteboard.string(forType: .text) == "plain")
+        // An item reads as its pasteboard does.
+        let item = try #require(try await pasteboard.pasteboardItems?.first)
+        #expect(try await item.data(forType: .plainText) == nil, "exact reads take only the same type")
+        #expect(try await item.string(forType: .plainText) == "plain")
+        #expect(try await item.string(forType: .text) == "plain")
+        #expect(try await item.string(forType: .html) == nil)
 
         // HTML is text: it serves a request for plain text.
         try await pasteboard.setString("<b>bold</b>", forType: .html)
