@@ -339,6 +339,17 @@ struct DesktopX11Tests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
+    @Test("A copy of more types than max-types-per-item keeps the first ones, and the log says so")
+    func copyOfTooManyTypes() async throws {
+        let desktop = try await X11World(limits: ["max-types-per-item=5"])
+        let offered = (0..<70).map { "application/x-type-\($0)" }
+        let app = try await desktop.appOwningTheClipboard(offered) { _ in try UnixFileDescriptor.memoryFile(name: "empty") }
+        defer { app.close() }
+        expectSuccess(try await desktop.world.pbctl("types"), stdout: offered.prefix(5).joined(separator: "\n") + "\n")
+        let server = try #require(desktop.world.server)
+        #expect(await eventually { server.log.contains("offers 70 types; 'general' keeps the first 5 (max-types-per-item)") }, "\(server.log)")
+    }
+
     @Test("An app whose INCR answer never ends is refused at max-item-bytes, not gathered without end")
     func endlessIncrementalAnswer() async throws {
         let desktop = try await X11World(limits: ["max-item-bytes=3000000"])

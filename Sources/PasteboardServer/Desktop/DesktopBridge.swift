@@ -148,6 +148,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             // pastes. It becomes one empty change, which is not offered back.
             logger.info("desktop bridge: the \(selection) offers no type pasteboardd can hold (\(source.types.prefix(10).joined(separator: ", "))); '\(name)' is emptied")
         }
+        if imported.leftOut > 0 {
+            logger.notice("desktop bridge: the \(selection) offers \(imported.types.count + imported.leftOut) types; '\(name)' keeps the first \(imported.types.count) (max-types-per-item)")
+        }
         service.perform { [self] in
             do throws(PasteboardError) {
                 let change = try service.writePromised(
@@ -167,12 +170,15 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     /// The types a desktop copy is stored under: its types (``isTypeName(_:)``), with the X11
     /// text targets (`UTF8_STRING`, `TEXT`, `STRING`) as UTF-8 plain text; each with the app's
     /// name of it. The password manager hint makes the copy concealed and is not itself stored.
-    static func importedTypes(_ offered: [String], limit: Int) -> (types: [PasteboardType], sourceTypes: [PasteboardType: String], concealed: Bool) {
+    static func importedTypes(
+        _ offered: [String], limit: Int
+    ) -> (types: [PasteboardType], sourceTypes: [PasteboardType: String], concealed: Bool, leftOut: Int) {
         // The app's names of UTF-8 text, best first.
         let textNames = ["text/plain;charset=utf-8", "UTF8_STRING", "TEXT", "STRING"]
         var types: [PasteboardType] = []
         var sourceTypes: [PasteboardType: String] = [:]
         var concealed = false
+        var leftOut = 0
         for name in offered {
             if name == secretHint {
                 concealed = true
@@ -191,9 +197,11 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             } else if types.count < limit {
                 types.append(type)
                 sourceTypes[type] = name
+            } else {
+                leftOut += 1
             }
         }
-        return (types, sourceTypes, concealed)
+        return (types, sourceTypes, concealed, leftOut)
     }
 
     /// Whether a name a desktop app offers is a type: a MIME type, or an identifier
