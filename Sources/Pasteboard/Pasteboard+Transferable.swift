@@ -90,7 +90,7 @@ extension Pasteboard {
     /// ``loadTransferable(type:)`` reporting the fraction of bytes received, from 0 to 1.
     ///
     /// Should another program change the pasteboard during the read, it is read again: the
-    /// value is of the contents at some moment, never a mix (see ``readingCurrent(_:)``).
+    /// value is of the contents at some moment, never a mix.
     public func loadTransferable<T: Transferable>(type: T.Type, progress: (@Sendable (Double) -> Void)?) async throws -> T? {
         try await readingCurrent { _ in
             guard let items = try await pasteboardItems else { return nil }
