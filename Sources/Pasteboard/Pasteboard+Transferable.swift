@@ -16,23 +16,25 @@ extension Pasteboard {
     /// try await Pasteboard.general.writeObjects([image])      // three items now
     /// ```
     ///
-    /// - Returns: False, leaving the contents as they were, when no value exports anything, or
-    ///   when another program changed the pasteboard since this object's ``clearContents()``
-    ///   (it is no longer the owner, in AppKit's terms).
+    /// An addition is made with `if-change-count` set to this object's last change. Should
+    /// another program have changed the pasteboard since (a clipboard manager taking the
+    /// emptied clipboard back at once, as KDE's Klipper does), the values replace that change
+    /// instead, and later additions follow them: AppKit would write nothing and return false,
+    /// which on such a desktop would make every clear-then-write fail.
+    ///
+    /// - Returns: False, leaving the contents as they were, when no value exports anything.
     @discardableResult
     public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
-        var (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
+        let (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
         guard !items.isEmpty else { return false }
         guard let open = session.withLock({ $0 }) else {
             try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
             return true
         }
-        options.ifChangeCount = open.count
-        options.append = true
-        let written = options
-        return try await addInSession(options: written, firstItem: nil) {
-            try await PayloadTransfer.write(name.rawValue, items: items, options: written, proxy: try proxy)
+        try await addInSession(open, options: options, appending: true, firstItem: nil) { options in
+            try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
         }
+        return true
     }
 
     /// Writes values as items with the given options (``writeObjects(_:)`` with more control);

@@ -158,10 +158,11 @@ public final class Pasteboard: Sendable {
     ///
     /// Without a ``clearContents()`` first, the contents are replaced by one item holding
     /// `data`. After ``writeObjects(_:)`` in the same session, `data` is added as an item of
-    /// its own. `nil` clears the contents.
+    /// its own. `nil` clears the contents. Should another program have changed the pasteboard
+    /// since this object's last change (see ``writeObjects(_:)``), the first item as this
+    /// object has made it replaces that change.
     ///
-    /// - Returns: False, writing nothing, when another program changed the pasteboard since
-    ///   this object's ``clearContents()`` (it is no longer the owner, in AppKit's terms).
+    /// - Returns: True.
     @discardableResult
     public func setData(_ data: Data?, forType type: UTType) async throws -> Bool {
         guard let data else {
@@ -173,30 +174,39 @@ public final class Pasteboard: Sendable {
             try await PayloadTransfer.write(name.rawValue, items: [[(rawType, .data(data))]], options: .init(), proxy: try proxy)
             return true
         }
-        var options = PasteboardProxy.WriteOptions()
-        options.ifChangeCount = open.count
         let firstItem = open.firstItem(setting: data, as: rawType)
-        options.append = firstItem == nil
-        let item = firstItem ?? [(rawType, data)]
-        return try await addInSession(options: options, firstItem: firstItem) {
-            try await PayloadTransfer.write(name.rawValue, items: [item.map { ($0.type, .data($0.data)) }], options: options, proxy: try proxy)
+        let item = (firstItem ?? [(rawType, data)]).map { (type: $0.type, content: TransferContent.data($0.data)) }
+        try await addInSession(open, options: PasteboardProxy.WriteOptions(), appending: firstItem == nil, firstItem: firstItem) { options in
+            try await PayloadTransfer.write(name.rawValue, items: [item], options: options, proxy: try proxy)
         }
+        return true
     }
 
-    /// Makes `write`, an addition to the session's contents, and records it: the session's new
-    /// count, and the first item as `setData` left it (nil after items of `writeObjects`). A
-    /// `Conflict` (another program changed the pasteboard) ends the session and gives false.
-    func addInSession(options: PasteboardProxy.WriteOptions, firstItem: [(type: String, data: Data)]?, _ write: () async throws -> UInt64) async throws -> Bool {
+    /// Makes `write` with `options`, an addition to the session's contents (made with
+    /// `if-change-count`, and `append` when `appending`), and records it: the session's new
+    /// count, and the first item as `setData` left it (nil after items of `writeObjects`).
+    ///
+    /// A `Conflict` means another program changed the pasteboard since the session's last
+    /// change. AppKit's answer would be to write nothing and return false; but here the other
+    /// program is most likely a clipboard manager that took the emptied clipboard back at once
+    /// (KDE's Klipper does so by default), which would make every clear-then-write fail. The
+    /// write is made again in place of the contents instead, and the session goes on from it.
+    func addInSession(
+        _ open: WriteSession, options: PasteboardProxy.WriteOptions, appending: Bool,
+        firstItem: [(type: String, data: Data)]?, _ write: (PasteboardProxy.WriteOptions) async throws -> UInt64
+    ) async throws {
+        var addition = options
+        addition.ifChangeCount = open.count
+        addition.append = appending
+        let count: UInt64
         do {
-            let count = try await write()
-            session.withLock { session in
-                session?.count = count
-                session?.firstItem = firstItem
-            }
-            return true
+            count = try await write(addition)
         } catch let error as PasteboardError where error.code == .conflict {
-            session.withLock { $0 = nil }
-            return false
+            count = try await write(options)
+        }
+        session.withLock { session in
+            session?.count = count
+            session?.firstItem = firstItem
         }
     }
 

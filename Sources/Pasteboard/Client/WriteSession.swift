@@ -6,9 +6,9 @@ import Foundation
 /// written.
 ///
 /// Each addition is one write of its own, made on the server with `if-change-count` set to the
-/// count of this object's last change: should another program have changed the pasteboard
-/// since, the addition is refused (`Conflict`), the session ends, and the call returns false,
-/// as AppKit's does for an app that is no longer the owner.
+/// count of this object's last change. Should another program have changed the pasteboard
+/// since (`Conflict`), the write is made again in place of the contents, and the session goes
+/// on from it (see ``Pasteboard/addInSession(_:options:appending:firstItem:_:)``).
 struct WriteSession: Sendable {
     /// The change count of this object's last change in the session.
     var count: UInt64
