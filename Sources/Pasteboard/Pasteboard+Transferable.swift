@@ -17,33 +17,40 @@ extension Pasteboard {
     /// ```
     ///
     /// An addition is made with `if-change-count` set to this object's last change. Should
-    /// another program have changed the pasteboard since (a clipboard manager taking the
-    /// emptied clipboard back at once, as KDE's Klipper does), the values replace that change
-    /// instead, and later additions follow them: AppKit would write nothing and return false,
-    /// which on such a desktop would make every clear-then-write fail.
+    /// another program have changed the pasteboard since, it writes nothing and returns false,
+    /// as AppKit's does; but a change between the clear and the first addition (a clipboard
+    /// manager taking the emptied clipboard back at once, as KDE's Klipper does) is replaced by
+    /// that addition, which on such a desktop would otherwise fail every clear-then-write.
     ///
-    /// - Returns: False, leaving the contents as they were, when no value exports anything.
+    /// - Returns: False, leaving the contents as they were, when no value exports anything, or
+    ///   when another program changed the pasteboard after this object's first addition (and
+    ///   from then on until the next ``clearContents()``).
     @discardableResult
     public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
         let (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
         guard !items.isEmpty else { return false }
-        guard let open = session.withLock({ $0 }) else {
-            try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
-            return true
+        return try await writes.run {
+            let state = session.withLock { $0 }
+            guard let open = state.open else {
+                if case .lost = state { return false }
+                try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+                return true
+            }
+            return try await addInSession(open, options: options, appending: true, firstItem: nil) { options in
+                try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+            }
         }
-        try await addInSession(open, options: options, appending: true, firstItem: nil) { options in
-            try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
-        }
-        return true
     }
 
     /// Writes values as items with the given options (``writeObjects(_:)`` with more control);
     /// with nothing to export, this clears the contents.
     @discardableResult
     func write(_ objects: [any Transferable], options: PasteboardProxy.WriteOptions) async throws -> UInt64 {
-        session.withLock { $0 = nil }
         let (items, options) = try await exportItems(objects, options: options)
-        return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+        return try await writes.run {
+            session.withLock { $0 = .none }
+            return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+        }
     }
 
     /// One item per value that exports something, and `options` made `owner-only` when a

@@ -53,7 +53,9 @@ public final class Pasteboard: Sendable {
     /// The bus address, or nil for the session bus.
     public let address: String?
     /// What this object wrote since its last ``clearContents()``; nil when none is open.
-    let session = Mutex<WriteSession?>(nil)
+    let session = Mutex<WriteSessionState>(.none)
+    /// The writes that use ``session``, one at a time.
+    let writes = AsyncSerialGate()
 
     /// The pasteboard `name` on the session bus, or on the bus at `address`.
     public init(name: Name, address: String? = nil) {
@@ -141,9 +143,11 @@ public final class Pasteboard: Sendable {
     /// ``writeObjects(_:)``) until another program changes them.
     @discardableResult
     public func clearContents() async throws -> Int {
-        let count = try await proxy.clearContents(name.rawValue)
-        session.withLock { $0 = WriteSession(clearedAt: count) }
-        return Int(clamping: count)
+        try await writes.run {
+            let count = try await proxy.clearContents(name.rawValue)
+            session.withLock { $0 = .open(WriteSession(clearedAt: count)) }
+            return Int(clamping: count)
+        }
     }
 
     /// Sets `data` as the representation of `type` for the first item, as AppKit does: after
@@ -158,28 +162,32 @@ public final class Pasteboard: Sendable {
     ///
     /// Without a ``clearContents()`` first, the contents are replaced by one item holding
     /// `data`. After ``writeObjects(_:)`` in the same session, `data` is added as an item of
-    /// its own. `nil` clears the contents. Should another program have changed the pasteboard
-    /// since this object's last change (see ``writeObjects(_:)``), the first item as this
-    /// object has made it replaces that change.
+    /// its own. `nil` clears the contents.
     ///
-    /// - Returns: True.
+    /// - Returns: False, writing nothing, when another program has changed the pasteboard since
+    ///   this object's last addition (it is no longer the owner, in AppKit's terms; see
+    ///   ``writeObjects(_:)`` for a change between the clear and the first addition), and from
+    ///   then on until the next ``clearContents()``.
     @discardableResult
     public func setData(_ data: Data?, forType type: UTType) async throws -> Bool {
         guard let data else {
             try await clearContents()
             return true
         }
-        let rawType = type.pasteboardType
-        guard let open = session.withLock({ $0 }) else {
-            try await PayloadTransfer.write(name.rawValue, items: [[(rawType, .data(data))]], options: .init(), proxy: try proxy)
-            return true
+        return try await writes.run {
+            let rawType = type.pasteboardType
+            let state = session.withLock { $0 }
+            guard let open = state.open else {
+                if case .lost = state { return false }
+                try await PayloadTransfer.write(name.rawValue, items: [[(rawType, .data(data))]], options: .init(), proxy: try proxy)
+                return true
+            }
+            let firstItem = open.firstItem(setting: data, as: rawType)
+            let item = (firstItem ?? [(rawType, data)]).map { (type: $0.type, content: TransferContent.data($0.data)) }
+            return try await addInSession(open, options: PasteboardProxy.WriteOptions(), appending: firstItem == nil, firstItem: firstItem) { options in
+                try await PayloadTransfer.write(name.rawValue, items: [item], options: options, proxy: try proxy)
+            }
         }
-        let firstItem = open.firstItem(setting: data, as: rawType)
-        let item = (firstItem ?? [(rawType, data)]).map { (type: $0.type, content: TransferContent.data($0.data)) }
-        try await addInSession(open, options: PasteboardProxy.WriteOptions(), appending: firstItem == nil, firstItem: firstItem) { options in
-            try await PayloadTransfer.write(name.rawValue, items: [item], options: options, proxy: try proxy)
-        }
-        return true
     }
 
     /// Makes `write` with `options`, an addition to the session's contents (made with
@@ -187,14 +195,18 @@ public final class Pasteboard: Sendable {
     /// count, and the first item as `setData` left it (nil after items of `writeObjects`).
     ///
     /// A `Conflict` means another program changed the pasteboard since the session's last
-    /// change. AppKit's answer would be to write nothing and return false; but here the other
-    /// program is most likely a clipboard manager that took the emptied clipboard back at once
-    /// (KDE's Klipper does so by default), which would make every clear-then-write fail. The
-    /// write is made again in place of the contents instead, and the session goes on from it.
+    /// change. AppKit's answer is to write nothing and return false, and so it is here once
+    /// this object has added something: the other program's change is newer than this
+    /// object's contents. Between the clear and the first addition, though, the other program
+    /// is most likely a clipboard manager that took the emptied clipboard back at once (KDE's
+    /// Klipper does so by default), which would make every clear-then-write fail: that
+    /// addition is made again in place of the contents, and the session goes on from it.
+    ///
+    /// Called by one write at a time (``writes``).
     func addInSession(
         _ open: WriteSession, options: PasteboardProxy.WriteOptions, appending: Bool,
         firstItem: [(type: String, data: Data)]?, _ write: (PasteboardProxy.WriteOptions) async throws -> UInt64
-    ) async throws {
+    ) async throws -> Bool {
         var addition = options
         addition.ifChangeCount = open.count
         addition.append = appending
@@ -202,12 +214,18 @@ public final class Pasteboard: Sendable {
         do {
             count = try await write(addition)
         } catch let error as PasteboardError where error.code == .conflict {
+            guard !open.hasAdditions else {
+                session.withLock { $0 = .lost }
+                return false
+            }
             count = try await write(options)
         }
-        session.withLock { session in
-            session?.count = count
-            session?.firstItem = firstItem
-        }
+        var next = open
+        next.count = count
+        next.firstItem = firstItem
+        next.hasAdditions = true
+        session.withLock { $0 = .open(next) }
+        return true
     }
 
     /// ``setData(_:forType:)`` with `string` as UTF-8.
@@ -218,8 +236,10 @@ public final class Pasteboard: Sendable {
 
     /// Removes the pasteboard from the server, with its contents and history.
     public func releaseGlobally() async throws {
-        session.withLock { $0 = nil }
-        try await proxy.remove(name.rawValue)
+        try await writes.run {
+            session.withLock { $0 = .none }
+            try await proxy.remove(name.rawValue)
+        }
     }
 
     // MARK: Reading

@@ -417,20 +417,26 @@ struct PasteboardClientTests {
         let other = world.pasteboard(.general)
         #expect(try await other.writeObjects(["replaced"]))
         #expect(try await other.pasteboardItems?.count == 1)
-        // The first object's next addition finds another change in between: it takes that
-        // change's place, one change, and the next addition follows it.
+        // The first object is no longer the owner: its additions write nothing, as in AppKit,
+        // and never bring its earlier contents back.
         let count = try await pasteboard.changeCount
-        #expect(try await pasteboard.writeObjects(["late"]))
-        #expect(try await pasteboard.changeCount == count + 1)
-        #expect(try await pasteboard.writeObjects(["later"]))
-        #expect(try await pasteboard.loadTransferables(type: String.self) == ["late", "later"])
+        #expect(try await pasteboard.writeObjects(["late"]) == false)
+        #expect(try await pasteboard.setString("late", forType: .html) == false)
+        #expect(try await pasteboard.changeCount == count)
+        #expect(try await pasteboard.loadTransferables(type: String.self) == ["replaced"])
+        // Until it clears again, as in AppKit.
+        #expect(try await pasteboard.setString("after") == false)
+        #expect(try await pasteboard.changeCount == count)
+        try await pasteboard.clearContents()
+        #expect(try await pasteboard.setString("after"))
+        #expect(try await pasteboard.types == [.utf8PlainText])
     }
 
     /// A clipboard manager that takes the emptied clipboard back at once (KDE's Klipper does,
-    /// by default) changes the pasteboard between an app's clear and its write. AppKit would
-    /// write nothing; here the write takes the place of that change, and what the app adds next
-    /// goes to the same item.
-    @Test("setData after another program changed the pasteboard since clearContents replaces that change")
+    /// by default) changes the pasteboard between an app's clear and its first write. AppKit
+    /// would write nothing; here that write takes the place of the manager's change, and what
+    /// the app adds next goes to the same item.
+    @Test("the first addition after clearContents replaces a change another program made in between")
     func setDataAfterAnotherProgramWrote() async throws {
         let world = try await World()
         let pasteboard = world.pasteboard()
@@ -442,6 +448,39 @@ struct PasteboardClientTests {
         #expect(try await pasteboard.setData(Data("<b>mine</b>".utf8), forType: .html))
         #expect(try await pasteboard.types == [.utf8PlainText, .html])
         #expect(try await pasteboard.pasteboardItems?.count == 1)
+    }
+
+    /// One object's writes at once (`.general` is the whole process's) each see the other's:
+    /// they run one at a time, so that neither undoes the other.
+    @Test("additions made at once by one object all arrive")
+    func concurrentAdditions() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        for round in 0..<10 {
+            try await pasteboard.clearContents()
+            async let text = pasteboard.setString("text \(round)")
+            async let html = pasteboard.setData(Data("<i>\(round)</i>".utf8), forType: .html)
+            async let png = pasteboard.setData(Data([0x89, 0x50, 0x4E, 0x47]), forType: .png)
+            #expect(try await [text, html, png] == [true, true, true])
+            let types = try #require(try await pasteboard.types)
+            #expect(Set(types) == [.utf8PlainText, .html, .png], "\(types)")
+            #expect(try await pasteboard.pasteboardItems?.count == 1)
+        }
+    }
+
+    /// A promised write replaces the contents, and ends what the object had added since a
+    /// clear: a later write replaces in turn, and nothing earlier comes back.
+    @Test("writePromised ends the write session")
+    func promisedWriteEndsTheSession() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        try await pasteboard.clearContents()
+        try await pasteboard.setString("earlier")
+        try await pasteboard.writePromised([[.png]]) { _, _ in Data([0x89, 0x50, 0x4E, 0x47]) }
+        #expect(try await pasteboard.types == [.png])
+        try await pasteboard.setString("caption")
+        #expect(try await pasteboard.types == [.utf8PlainText])
+        #expect(try await pasteboard.string() == "caption")
     }
 
     /// A read of the whole pasteboard lists the items, then reads with their change count; a

@@ -146,7 +146,9 @@ extension X11Clipboard {
             return false
         }
         guard !over else {
-            // The property is left as it is: deleting it would ask an INCR sender for more.
+            // An INCR sender, told by the deletion of the step just read, may still write one
+            // more step into the property: it is never used again (an atom and a step left
+            // with the X server, once per answer over the limit).
             end(key, nil, propertyReusable: false)
             return false
         }
@@ -154,11 +156,13 @@ extension X11Clipboard {
     }
 
     /// Ends a conversion with `failure`, or with its data. A property an app may still write
-    /// into is not used again.
+    /// into is not used again: one given up on as over the limit, or an `INCR` answer that
+    /// failed before its last step (the app may send the next one late, into whatever
+    /// conversion took the property meanwhile).
     private func end(_ property: xcb_atom_t, _ failure: DesktopClipboardError?, propertyReusable: Bool = true) {
         guard let conversion = conversions.removeValue(forKey: property) else { return }
         loop.cancel(conversion.deadline)
-        if propertyReusable { freeProperties.append(property) }
+        if propertyReusable, failure == nil || !conversion.incremental { freeProperties.append(property) }
         if let failure { return conversion.finish(.failure(failure)) }
         do {
             let memory = try conversion.memory ?? UnixFileDescriptor.memoryFile(name: "x11-selection")

@@ -129,7 +129,11 @@ extension Pasteboard {
         let token = providers.register(name.rawValue, provider)
         let count: UInt64
         do {
-            count = try await proxy.writePromised(name.rawValue, items.map { $0.map(\.pasteboardType) })
+            // Replaces the contents: what this object added since a clear is gone.
+            count = try await writes.run {
+                session.withLock { $0 = .none }
+                return try await proxy.writePromised(name.rawValue, items.map { $0.map(\.pasteboardType) })
+            }
         } catch {
             providers.remove(name.rawValue, token: token)
             throw error

@@ -48,17 +48,24 @@ enum DesktopTypes {
     /// UTF-8 nowadays, Latin-1 in an older locale or from an older app. An answer for either
     /// that is not UTF-8 is therefore taken for Latin-1 (whose every byte string is text),
     /// rather than stored as UTF-8 text it is not. Nil: keep the bytes.
-    static func utf8(_ target: String, _ bytes: @autoclosure () throws -> [UInt8]) rethrows -> [UInt8]? {
+    ///
+    /// The answer is read into memory to be checked; one over ``largestTextChecked`` (`size`
+    /// bytes), which no app's Latin-1 is, is kept as it is.
+    static func utf8(_ target: String, size: UInt64, _ bytes: @autoclosure () throws -> [UInt8]) rethrows -> [UInt8]? {
         switch target {
         case latin1Target:
             return utf8(fromLatin1: try bytes())
         case "TEXT", "UTF8_STRING":
+            guard size <= largestTextChecked else { return nil }
             let text = try bytes()
             return String(validating: text, as: UTF8.self) == nil ? utf8(fromLatin1: text) : nil
         default:
             return nil
         }
     }
+
+    /// The largest answer for `UTF8_STRING` or `TEXT` checked for UTF-8 (16 MiB).
+    static let largestTextChecked: UInt64 = 16 << 20
 
     /// Latin-1 bytes as UTF-8: each byte is the code point of its value.
     static func utf8(fromLatin1 bytes: [UInt8]) -> [UInt8] {

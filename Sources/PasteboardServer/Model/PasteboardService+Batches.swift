@@ -22,6 +22,9 @@ extension PasteboardService {
             try save(batch.saves)
         } catch {
             putBack(batch)
+            // A database that refuses for a cause that puts the log in doubt too: small writes
+            // must not be answered from the log either, until a save succeeds.
+            store.suspendLogUnlessDurable(after: error)
             return saveFailed(error, names: batch.staged.keys)
         }
         publish(batch)

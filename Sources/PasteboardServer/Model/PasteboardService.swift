@@ -84,7 +84,7 @@ final class PasteboardService: @unchecked Sendable {
         self.limits = limits
         self.logger = logger
         queue.setSpecific(key: Self.queueKey, value: true)
-        payloads = PayloadWriter(blobDirectory: store.blobDirectory, spare: store.spare)
+        payloads = PayloadWriter(blobDirectory: store.blobDirectory, spare: store.spare, health: store.health)
         if let quarantine = store.quarantine {
             logger.critical("store: the database could not be opened (\(quarantine.reason)); it was moved, untouched, to \(quarantine.folder) and an empty store was started")
         }

@@ -10,6 +10,8 @@ struct PayloadWriter: Sendable {
     let blobDirectory: String
     /// A large file let go of, to overwrite rather than start a new one.
     var spare: SpareBlobFile? = nil
+    /// Told when a file cannot be made or written for a cause that puts the store in doubt.
+    var health: StoreHealth? = nil
     /// Keep everything off the disk (concealed and transient data, provided promises): large
     /// payloads go to memfds.
     var volatile = false
@@ -65,7 +67,9 @@ struct PayloadWriter: Sendable {
             if fd >= 0 { return (id, fd) }
             if errno != EEXIST { break }
         }
-        throw Self.diskFailure("the server cannot store data on disk right now", errno)
+        let code = errno
+        health?.fileFailed(code)
+        throw Self.diskFailure("the server cannot store data on disk right now", code)
     }
 
     /// Seals a complete memfd (made with `MFD_ALLOW_SEALING`) against any change, its seals

@@ -42,6 +42,12 @@ extension Store {
     /// it takes no more changes until a save succeeds.
     func putBack(_ rows: [ChangeRows], failedWith error: any Error) {
         logged = rows + logged
+        suspendLogUnlessDurable(after: error)
+    }
+
+    /// After the database failed with `error`: unless the log is as good as before
+    /// (``keepsLogDurable(_:)``), it takes no more changes until a save succeeds.
+    func suspendLogUnlessDurable(after error: any Error) {
         if !Self.keepsLogDurable(error) { logSuspended = true }
     }
 

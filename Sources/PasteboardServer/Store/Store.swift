@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PasteboardModel
+import Synchronization
 
 /// The durable copy of every pasteboard: an SQLite database plus a folder of blob files.
 ///
@@ -34,11 +35,17 @@ final class Store {
     let log: CommitLog?
     /// Changes recorded in the log and not yet in the database, in order.
     var logged: [ChangeRows] = []
-    /// Set when the database refused the log's changes for a reason that puts the log itself
-    /// in doubt (a read-only file system, the store deleted or moved, an I/O error): the log
-    /// then takes no more changes, so that no change is answered that could not be kept, until
-    /// a save succeeds again.
-    var logSuspended = false
+    /// Set when the database refused changes for a reason that puts the log itself in doubt (a
+    /// read-only file system, the store deleted or moved, an I/O error), or a blob file could
+    /// not be made for such a reason: the log then takes no more changes, so that no change is
+    /// answered that could not be kept, until a save succeeds again.
+    var logSuspended: Bool {
+        get { health.logSuspended.load(ordering: .acquiring) }
+        set { health.logSuspended.store(newValue, ordering: .releasing) }
+    }
+    /// Where ``logSuspended`` is kept: shared with the ``PayloadWriter``, which writes blob
+    /// files on any thread.
+    let health = StoreHealth()
     /// How many changes a start took from the log, and what was wrong with it, for the log.
     var replayed = 0
     var replayProblem: String?
@@ -410,6 +417,17 @@ extension Store {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+}
+
+/// What the store's users on other threads may learn of it.
+final class StoreHealth: Sendable {
+    let logSuspended = Atomic<Bool>(false)
+
+    /// A blob file could not be made or written for `code` (an `errno`): one that says the
+    /// store is gone or cannot be written suspends the log too.
+    func fileFailed(_ code: Int32) {
+        if [ENOENT, EROFS, EIO].contains(code) { logSuspended.store(true, ordering: .releasing) }
     }
 }
 
