@@ -51,7 +51,8 @@ struct CommitLogTests {
         try writer.export(TestProvider(["text/x-later": Array("promised".utf8)]), at: "/org/pasteboardd/Provider1")
         let promised = try await h.call("WritePromised", [.string("promised"), .array(element: "as", [.strings(["text/x-later"])]), Harness.options([])], on: writer)
         #expect(promised.first?.uint64Value == 1)
-        let locker = try await FailedCommitTests.lockStore(h, seconds: 8)
+        // Held long enough that a loaded machine still makes every write below within it.
+        let locker = try await FailedCommitTests.lockStore(h, seconds: 15)
         // Appended to a promise: the record holds the promise too.
         #expect(try await h.write([[("text/plain", Array("b".utf8))]], to: "promised", options: [("append", .boolean(true))]) == 2)
         // Appended to a blob, two items of several types, an expiry; a concealed write; a clear.

@@ -44,9 +44,10 @@ struct ExpiryTests {
         let h = try await Harness()
         let signals = try await h.recordSignals()
         let data = payload(repeating: "expiring", count: 100_000)
-        #expect(try await h.writeFd([[("application/octet-stream", try Descriptors.file(data))]], to: "fd", options: [("expires-in-ms", .uint64(6000))]) == 1)
+        // Long enough that a loaded machine still reads it before the expiry.
+        #expect(try await h.writeFd([[("application/octet-stream", try Descriptors.file(data))]], to: "fd", options: [("expires-in-ms", .uint64(10_000))]) == 1)
         #expect(try await h.readFdBytes("application/octet-stream", in: "fd") == (1, data))
-        #expect(await signals.announcements(2, timeout: .seconds(20)) == [Announcement("fd", 1, ["application/octet-stream"]), Announcement("fd", 2, [])])
+        #expect(await signals.announcements(2, timeout: .seconds(25)) == [Announcement("fd", 1, ["application/octet-stream"]), Announcement("fd", 2, [])])
         #expect(try await h.items("fd") == (2, []))
     }
 
@@ -123,11 +124,11 @@ struct ExpiryTests {
         let h = try await Harness()
         let signals = try await h.recordSignals()
         // Long enough that a loaded machine still sees both items before the expiry.
-        #expect(try await h.write([[(Self.text, "first".bytes)]], options: [("expires-in-ms", .uint64(5000))]) == 1)
+        #expect(try await h.write([[(Self.text, "first".bytes)]], options: [("expires-in-ms", .uint64(10_000))]) == 1)
         #expect(try await h.write([[(Self.text, "second".bytes)]], options: [("append", .boolean(true))]) == 2)
         #expect(try await h.items().items.count == 2)
         // The stricter handling of the two wins: everything goes at the first expiry.
-        #expect(await signals.announcements(3, timeout: .seconds(20)) == [
+        #expect(await signals.announcements(3, timeout: .seconds(25)) == [
             Announcement("general", 1, [Self.text]), Announcement("general", 2, [Self.text]), Announcement("general", 3, []),
         ])
         #expect(try await h.items() == (3, []))

@@ -510,7 +510,8 @@ struct PasteboardClientTests {
         let reader = world.pasteboard()
         let writer = try await Self.writeBackToBack(on: world.address, pause: nil)
         defer { writer.cancel() }
-        for _ in 0..<50 {
+        // Few rounds: the writer keeps a core busy for as long as they take.
+        for _ in 0..<15 {
             let text = try #require(try await reader.string())
             #expect(text.hasPrefix("w"), "\(text)")
             let data = try #require(try await reader.data(forType: .utf8PlainText))
