@@ -29,17 +29,7 @@ extension Pasteboard {
     public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
         let (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
         guard !items.isEmpty else { return false }
-        return try await writes.run {
-            let state = session.withLock { $0 }
-            guard let open = state.open else {
-                if case .lost = state { return false }
-                try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
-                return true
-            }
-            return try await addInSession(open, options: options, appending: true, firstItem: nil) { options in
-                try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
-            }
-        }
+        return try await writeAsOwner(options: options) { _ in (items, nil) }
     }
 
     /// Writes values as items with the given options (``writeObjects(_:)`` with more control);
@@ -47,10 +37,7 @@ extension Pasteboard {
     @discardableResult
     func write(_ objects: [any Transferable], options: PasteboardProxy.WriteOptions) async throws -> UInt64 {
         let (items, options) = try await exportItems(objects, options: options)
-        return try await writes.run {
-            session.withLock { $0 = .none }
-            return try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
-        }
+        return try await writeReplacing { try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy) }
     }
 
     /// One item per value that exports something, and `options` made `owner-only` when a

@@ -174,58 +174,69 @@ public final class Pasteboard: Sendable {
             try await clearContents()
             return true
         }
-        return try await writes.run {
-            let rawType = type.pasteboardType
-            let state = session.withLock { $0 }
-            guard let open = state.open else {
-                if case .lost = state { return false }
-                try await PayloadTransfer.write(name.rawValue, items: [[(rawType, .data(data))]], options: .init(), proxy: try proxy)
-                return true
-            }
-            let firstItem = open.firstItem(setting: data, as: rawType)
+        let rawType = type.pasteboardType
+        return try await writeAsOwner(options: PasteboardProxy.WriteOptions()) { open in
+            let firstItem = open?.firstItem(setting: data, as: rawType)
             let item = (firstItem ?? [(rawType, data)]).map { (type: $0.type, content: TransferContent.data($0.data)) }
-            return try await addInSession(open, options: PasteboardProxy.WriteOptions(), appending: firstItem == nil, firstItem: firstItem) { options in
-                try await PayloadTransfer.write(name.rawValue, items: [item], options: options, proxy: try proxy)
-            }
+            return ([item], firstItem)
         }
     }
 
-    /// Makes `write` with `options`, an addition to the session's contents (made with
-    /// `if-change-count`, and `append` when `appending`), and records it: the session's new
-    /// count, and the first item as `setData` left it (nil after items of `writeObjects`).
+    /// One write of ``setData(_:forType:)`` or ``writeObjects(_:)``, made as AppKit's owner
+    /// makes it: `plan` gives the items to write, from the open session if any, and the first
+    /// item as `setData` leaves it (nil: not known here, or items were appended).
     ///
-    /// A `Conflict` means another program changed the pasteboard since the session's last
-    /// change. AppKit's answer is to write nothing and return false, and so it is here once
-    /// this object has added something: the other program's change is newer than this
-    /// object's contents. Between the clear and the first addition, though, the other program
-    /// is most likely a clipboard manager that took the emptied clipboard back at once (KDE's
-    /// Klipper does so by default), which would make every clear-then-write fail: that
-    /// addition is made again in place of the contents, and the session goes on from it.
-    ///
-    /// Called by one write at a time (``writes``).
-    func addInSession(
-        _ open: WriteSession, options: PasteboardProxy.WriteOptions, appending: Bool,
-        firstItem: [(type: String, data: Data)]?, _ write: (PasteboardProxy.WriteOptions) async throws -> UInt64
+    /// Without a session, the items replace the contents; lost to another program, nothing is
+    /// written (false). In a session, they are an addition: `if-change-count` the session's
+    /// count, and `append` unless they are the first item made anew. A `Conflict` means
+    /// another program changed the pasteboard since. AppKit's answer is to write nothing and
+    /// return false, and so it is here once this object has added something: the other
+    /// program's change is newer than this object's contents. Between the clear and the first
+    /// addition, though, the other program is most likely a clipboard manager that took the
+    /// emptied clipboard back at once (KDE's Klipper does so by default), which would make
+    /// every clear-then-write fail: that addition is made again in place of the contents, and
+    /// the session goes on from it. One such write at a time (``writes``).
+    func writeAsOwner(
+        options: PasteboardProxy.WriteOptions,
+        _ plan: (WriteSession?) -> (items: [[(type: String, content: TransferContent)]], firstItem: [(type: String, data: Data)]?)
     ) async throws -> Bool {
-        var addition = options
-        addition.ifChangeCount = open.count
-        addition.append = appending
-        let count: UInt64
-        do {
-            count = try await write(addition)
-        } catch let error as PasteboardError where error.code == .conflict {
-            guard !open.hasAdditions else {
-                session.withLock { $0 = .lost }
-                return false
+        try await writes.run {
+            let state = session.withLock { $0 }
+            if case .lost = state { return false }
+            let (items, firstItem) = plan(state.open)
+            let write = { [self] (options: PasteboardProxy.WriteOptions) in
+                try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
             }
-            count = try await write(options)
+            guard var open = state.open else {
+                _ = try await write(options)
+                return true
+            }
+            var addition = options
+            addition.ifChangeCount = open.count
+            addition.append = firstItem == nil
+            do {
+                open.count = try await write(addition)
+            } catch let error as PasteboardError where error.code == .conflict {
+                guard !open.hasAdditions else {
+                    session.withLock { $0 = .lost }
+                    return false
+                }
+                open.count = try await write(options)
+            }
+            open.firstItem = firstItem
+            open.hasAdditions = true
+            session.withLock { [open] in $0 = .open(open) }
+            return true
         }
-        var next = open
-        next.count = count
-        next.firstItem = firstItem
-        next.hasAdditions = true
-        session.withLock { $0 = .open(next) }
-        return true
+    }
+
+    /// Runs `write`, which replaces the contents (or removes them), ending the session: what
+    /// follows replaces in turn, until the next clear.
+    func writeReplacing<T>(_ write: () async throws -> T) async throws -> T {
+        try await writes.run {
+            session.withLock { $0 = .none }
+            return try await write()
+        }
     }
 
     /// ``setData(_:forType:)`` with `string` as UTF-8.
@@ -236,10 +247,7 @@ public final class Pasteboard: Sendable {
 
     /// Removes the pasteboard from the server, with its contents and history.
     public func releaseGlobally() async throws {
-        try await writes.run {
-            session.withLock { $0 = .none }
-            try await proxy.remove(name.rawValue)
-        }
+        try await writeReplacing { try await proxy.remove(name.rawValue) }
     }
 
     // MARK: Reading
@@ -275,52 +283,36 @@ public final class Pasteboard: Sendable {
 
     /// The data of the first item that has exactly `type` (any spelling of it), or nil.
     public func data(forType type: UTType) async throws -> Data? {
-        try await readingCurrent { strict in try await dataOnce(forType: type, strict: strict) }
-    }
-
-    /// One attempt of ``data(forType:)``. Not `strict`, the item found is read in whatever
-    /// generation is current by then; one that no longer has the type there (another item, or
-    /// none, took its place) sends the attempt round again as `Stale`.
-    private func dataOnce(forType type: UTType, strict: Bool) async throws -> Data? {
-        let proxy = try proxy
-        let (count, items) = try await proxy.items(name.rawValue)
-        let wanted = type.pasteboardType
-        for (index, item) in items.enumerated() {
-            guard let offered = item.types.first(where: { PasteboardTypeMatch.same($0, wanted) }) else { continue }
-            return try await read(item: index, type: offered, expect: strict ? count : 0, proxy: proxy)
-        }
-        return nil
-    }
-
-    /// Reads one datum; a datum read expecting no count that is not there now is `Stale`.
-    private func read(item index: Int, type: String, expect count: UInt64, proxy: PasteboardProxy) async throws -> Data {
-        do {
-            return try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: type, expect: count, proxy: proxy)
-        } catch let error as PasteboardError where count == 0 && (error.code == .noSuchItem || error.code == .noSuchType) {
-            throw PasteboardError.stale("'\(name)' changed while it was read: \(error.message)")
-        }
+        try await readingCurrent { strict in try await dataOnce(forType: type, conformingText: false, strict: strict) }
     }
 
     /// The text of the first item with `type` (or, for a text type, of the first item with
     /// text conforming to it: `text/html` serves `.plainText`), decoded as UTF-8, or nil.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
-        try await readingCurrent { strict in try await stringOnce(forType: type, strict: strict) }
+        try await readingCurrent { strict in
+            try await dataOnce(forType: type, conformingText: true, strict: strict).map { String(decoding: $0, as: UTF8.self) }
+        }
     }
 
-    /// One attempt of ``string(forType:)``; `strict` as for ``dataOnce(forType:strict:)``.
-    private func stringOnce(forType type: UTType, strict: Bool) async throws -> String? {
-        if let data = try await dataOnce(forType: type, strict: strict) {
-            return String(decoding: data, as: UTF8.self)
-        }
-        guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }
+    /// One attempt of ``data(forType:)`` (and, `conformingText`, of ``string(forType:)``): the
+    /// first item with exactly `type`, else the first with text conforming to it, from one
+    /// listing of the items. Not `strict`, the item found is read in whatever generation is
+    /// current by then; one that no longer has the type there (another item, or none, took
+    /// its place) sends the attempt round again as `Stale`.
+    private func dataOnce(forType type: UTType, conformingText: Bool, strict: Bool) async throws -> Data? {
         let proxy = try proxy
         let (count, items) = try await proxy.items(name.rawValue)
-        for (index, item) in items.enumerated() {
-            guard let best = PasteboardItem.closestText(in: item.types, to: type) else { continue }
-            let data = try await read(item: index, type: best, expect: strict ? count : 0, proxy: proxy)
-            return String(decoding: data, as: UTF8.self)
+        let wanted = type.pasteboardType
+        let exact = items.indices.lazy.compactMap { index in items[index].types.first { PasteboardTypeMatch.same($0, wanted) }.map { (index, $0) } }.first
+        let found = exact ?? (conformingText
+            ? items.indices.lazy.compactMap { index in PasteboardItem.closestText(in: items[index].types, to: type).map { (index, $0) } }.first
+            : nil)
+        guard let (index, offered) = found else { return nil }
+        do {
+            return try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: offered, expect: strict ? count : 0, proxy: proxy)
+        } catch let error as PasteboardError where !strict && (error.code == .noSuchItem || error.code == .noSuchType) {
+            throw PasteboardError.stale("'\(name)' changed while it was read: \(error.message)")
         }
-        return nil
     }
 
     /// The items, each with its types; nil when the pasteboard is empty.

@@ -27,18 +27,18 @@ public struct PasteboardItem: Sendable {
     /// closely: UTF-8 text serves `.plainText`, as ``Pasteboard/string(forType:)`` has it),
     /// decoded as UTF-8, or nil.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
-        if let data = try await data(forType: type) {
-            return String(decoding: data, as: UTF8.self)
-        }
-        guard type.conforms(to: .text) || type.conforms(to: .plainText), let best = Self.closestText(in: rawTypes, to: type) else { return nil }
-        let data = try await PayloadTransfer.read(pasteboard.name.rawValue, item: index, type: best, expect: changeCount, proxy: try pasteboard.proxy)
+        let wanted = type.pasteboardType
+        guard let offered = rawTypes.first(where: { PasteboardTypeMatch.same($0, wanted) }) ?? Self.closestText(in: rawTypes, to: type) else { return nil }
+        let data = try await PayloadTransfer.read(pasteboard.name.rawValue, item: index, type: offered, expect: changeCount, proxy: try pasteboard.proxy)
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Which of `types` (an item's, as the server names them) conforms to `type` most closely,
-    /// the first of those alike; nil when none does. Chosen here rather than with `ReadBest`, so
-    /// that text too large to travel inline is read by descriptor.
+    /// For a text `type`, which of `types` (an item's, as the server names them) conforms to
+    /// it most closely, the first of those alike; nil when none does, or `type` is not text.
+    /// Chosen here rather than with `ReadBest`, so that text too large to travel inline is
+    /// read by descriptor.
     static func closestText(in types: [String], to type: UTType) -> String? {
+        guard type.conforms(to: .text) || type.conforms(to: .plainText) else { return nil }
         let distances = types.map { UTType.types(for: $0).conformanceDistance(to: type) }
         guard let best = distances.indices.filter({ distances[$0] != nil }).min(by: { distances[$0]! < distances[$1]! }) else { return nil }
         return types[best]

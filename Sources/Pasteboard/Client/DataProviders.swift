@@ -130,10 +130,7 @@ extension Pasteboard {
         let count: UInt64
         do {
             // Replaces the contents: what this object added since a clear is gone.
-            count = try await writes.run {
-                session.withLock { $0 = .none }
-                return try await proxy.writePromised(name.rawValue, items.map { $0.map(\.pasteboardType) })
-            }
+            count = try await writeReplacing { try await proxy.writePromised(name.rawValue, items.map { $0.map(\.pasteboardType) }) }
         } catch {
             providers.remove(name.rawValue, token: token)
             throw error

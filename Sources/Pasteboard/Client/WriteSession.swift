@@ -23,7 +23,7 @@ enum WriteSessionState: Sendable {
 /// count of this object's last change. Should another program have changed the pasteboard
 /// since (`Conflict`), the session ends and the call returns false, as AppKit's does for an app
 /// that is no longer the owner; but for the first addition after the clear, which is made again
-/// in place of the contents (see ``Pasteboard/addInSession(_:options:appending:firstItem:_:)``).
+/// in place of the contents (see ``Pasteboard/writeAsOwner(options:_:)``).
 struct WriteSession: Sendable {
     /// The change count of this object's last change in the session.
     var count: UInt64
