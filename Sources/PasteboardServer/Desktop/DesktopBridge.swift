@@ -250,7 +250,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' quit or copied something else while its \(promise.type) data was read; copy it again")
         }
         var text = payload
-        if let utf8 = try DesktopTypes.utf8(sourceType, size: payload.size, try DescriptorSource.bytes(of: payload)) {
+        if let utf8 = try DesktopTypes.utf8(sourceType, of: payload) {
             text = try service.payloads.volatile(!keeps).payload(for: utf8)
         }
         // Admitted before it is kept: refused data must not reach the store.

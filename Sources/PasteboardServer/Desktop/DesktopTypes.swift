@@ -42,30 +42,24 @@ enum DesktopTypes {
     /// turned into UTF-8 on the way in.
     static let latin1Target = "STRING"
 
-    /// What an app's answer for the X11 text target `target` is as UTF-8, when it must be
-    /// changed. `STRING` is Latin-1. `UTF8_STRING` is UTF-8 and `TEXT` in an encoding the app
-    /// chooses, but apps such as `xsel` answer every text target with their bytes as they are:
-    /// UTF-8 nowadays, Latin-1 in an older locale or from an older app. An answer for either
-    /// that is not UTF-8 is therefore taken for Latin-1 (whose every byte string is text),
-    /// rather than stored as UTF-8 text it is not. Nil: keep the bytes.
-    ///
-    /// The answer is read into memory to be checked; one over ``largestTextChecked`` (`size`
-    /// bytes), which no app's Latin-1 is, is kept as it is.
-    static func utf8(_ target: String, size: UInt64, _ bytes: @autoclosure () throws -> [UInt8]) rethrows -> [UInt8]? {
+    /// What an app's answer `payload` for the X11 text target `target` is as UTF-8, when it
+    /// must be changed. `STRING` is Latin-1. `UTF8_STRING` is UTF-8 and `TEXT` in an encoding
+    /// the app chooses, but apps such as `xsel` answer every text target with their bytes as
+    /// they are: UTF-8 nowadays, Latin-1 in an older locale or from an older app. An answer for
+    /// either that is not UTF-8 text is therefore taken for Latin-1 (whose every byte string
+    /// is text), rather than stored as UTF-8 text it is not; it is checked where it lies (a
+    /// file's mapped), and read into memory only to be converted. Nil: keep the payload.
+    static func utf8(_ target: String, of payload: Payload) throws(PasteboardError) -> [UInt8]? {
         switch target {
         case latin1Target:
-            return utf8(fromLatin1: try bytes())
+            return utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
         case "TEXT", "UTF8_STRING":
-            guard size <= largestTextChecked else { return nil }
-            let text = try bytes()
-            return String(validating: text, as: UTF8.self) == nil ? utf8(fromLatin1: text) : nil
+            let isText = try DescriptorSource.withBytes(of: payload) { TypeSniffer.isUTF8Text($0, allowingCutEnd: false) }
+            return isText ? nil : utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
         default:
             return nil
         }
     }
-
-    /// The largest answer for `UTF8_STRING` or `TEXT` checked for UTF-8 (16 MiB).
-    static let largestTextChecked: UInt64 = 16 << 20
 
     /// Latin-1 bytes as UTF-8: each byte is the code point of its value.
     static func utf8(fromLatin1 bytes: [UInt8]) -> [UInt8] {

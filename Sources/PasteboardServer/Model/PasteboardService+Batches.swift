@@ -24,7 +24,7 @@ extension PasteboardService {
             putBack(batch)
             // A database that refuses for a cause that puts the log in doubt too: small writes
             // must not be answered from the log either, until a save succeeds.
-            store.suspendLogUnlessDurable(after: error)
+            store.health.databaseFailed(error)
             return saveFailed(error, names: batch.staged.keys)
         }
         publish(batch)
@@ -73,7 +73,7 @@ extension PasteboardService {
     /// durable in the log as before, and this is tried again in a second; every change that
     /// takes the queue meanwhile waits for the database, and fails if it cannot be saved. When
     /// the refusal puts the log itself in doubt (a read-only file system, the store deleted),
-    /// the log takes no more changes until a save succeeds (``Store/logSuspended``): small
+    /// the log takes no more changes until a save succeeds (``StoreHealth``): small
     /// writes then take the queue too, and fail, rather than be answered and lost.
     func saveLoggedAside() {
         let (rows, replaced) = turn.withLock { _ in

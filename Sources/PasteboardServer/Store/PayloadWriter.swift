@@ -46,16 +46,16 @@ struct PayloadWriter: Sendable {
             return BlobFile(fd: fd, id: nil, directory: blobDirectory)
         }
         if sizeHint ?? .max >= SpareBlobFile.minimumSize, let reused = spare?.take() {
-            return BlobFile(fd: reused.fd, id: nil, directory: blobDirectory, reusing: reused.path, spare: spare)
+            return BlobFile(fd: reused.fd, id: nil, directory: blobDirectory, reusing: reused.path, spare: spare, health: health)
         }
         // An unnamed file in the blob directory: it gets its name only once complete, so a
         // transfer cut short (an error, SIGTERM, kill -9) leaves nothing behind.
         let unnamed = open(blobDirectory, cdbus_O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o600)
         if unnamed >= 0 {
-            return BlobFile(fd: unnamed, id: nil, directory: blobDirectory, unnamed: true, spare: spare)
+            return BlobFile(fd: unnamed, id: nil, directory: blobDirectory, unnamed: true, spare: spare, health: health)
         }
         let file = try createStoreFile()
-        return BlobFile(fd: file.fd, id: file.id, directory: blobDirectory, spare: spare)
+        return BlobFile(fd: file.fd, id: file.id, directory: blobDirectory, spare: spare, health: health)
     }
 
     /// A new empty named file in the blob directory, open for writing (where the file system
@@ -126,6 +126,8 @@ struct BlobFile {
     /// The spare file being overwritten (see ``SpareBlobFile``): renamed by ``finish(size:)``.
     var reusing: String? = nil
     var spare: SpareBlobFile? = nil
+    /// Told when the file cannot be stored for a cause that puts the store in doubt.
+    var health: StoreHealth? = nil
     /// Bytes reserved on disk by ``preallocate(_:)``.
     private(set) var preallocated: UInt64 = 0
 
@@ -179,7 +181,7 @@ struct BlobFile {
             }
             let failure = errno
             SpareBlobFile.delete(reusing)
-            throw PayloadWriter.diskFailure("the server could not store the data", failure)
+            throw storeFailure(failure)
         }
         if unnamed {
             defer { close(fd) }
@@ -190,11 +192,18 @@ struct BlobFile {
                 }
                 if errno != EEXIST { break }
             }
-            throw PayloadWriter.diskFailure("the server could not store the data", errno)
+            throw storeFailure(errno)
         }
         guard let id else { return Blob(memoryFD: fd, size: size) }
         close(fd)
         return Blob(id: id, directory: directory, size: size, spare: spare)
+    }
+
+    /// The error for a complete file that could not be named in the store (`code`, an
+    /// `errno`), which the store's health hears of too.
+    private func storeFailure(_ code: Int32) -> PasteboardError {
+        health?.fileFailed(code)
+        return PayloadWriter.diskFailure("the server could not store the data", code)
     }
 
     /// Gives up on the file (an error while writing it).

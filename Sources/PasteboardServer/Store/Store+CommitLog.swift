@@ -10,14 +10,14 @@ extension Store {
     /// Records `changes` in the ``CommitLog`` instead of committing them: they are as durable
     /// as committed, and reach the database with the next ``save(_:)``. False when the log
     /// cannot take them (no log, no room, too large, or suspended after a failure that puts the
-    /// log in doubt, ``logSuspended``): nothing is recorded then.
+    /// log in doubt, ``StoreHealth``): nothing is recorded then.
     ///
     /// The size is checked before anything is encoded: a change's rows are its whole contents
     /// (an append's included), which may be far larger than what the call brought. A record
     /// over ``largestRecord`` is refused too, so that such a change takes the queue: the bus
     /// thread encodes and copies what it records.
     func record(_ changes: [Change]) -> Bool {
-        guard let log, !logSuspended else { return false }
+        guard let log, !health.isLogSuspended else { return false }
         let rows = changes.map(ChangeRows.init)
         let size = rows.reduce(8) { $0 + $1.encodedSize }
         guard size <= Self.largestRecord, log.hasRoom(for: size) else { return false }
@@ -38,33 +38,16 @@ extension Store {
     }
 
     /// Changes ``takeLogged()`` gave that could not be applied because of `error`, back in
-    /// front of those recorded since. Unless the log is as good as before (``keepsLogDurable(_:)``),
-    /// it takes no more changes until a save succeeds.
+    /// front of those recorded since; the store's ``health`` hears of the failure.
     func putBack(_ rows: [ChangeRows], failedWith error: any Error) {
         logged = rows + logged
-        suspendLogUnlessDurable(after: error)
+        health.databaseFailed(error)
     }
 
-    /// After the database failed with `error`: unless the log is as good as before
-    /// (``keepsLogDurable(_:)``), it takes no more changes until a save succeeds.
-    func suspendLogUnlessDurable(after error: any Error) {
-        if !Self.keepsLogDurable(error) { logSuspended = true }
-    }
-
-    /// The log applied: it may take changes again.
+    /// The log applied: it may take changes again, and starts over if nothing waits.
     func logApplied() {
-        logSuspended = false
+        health.saved()
         startLogOverIfApplied()
-    }
-
-    /// Whether the log still keeps what it holds when the database fails with `error`: a busy or
-    /// locked database (another process holds it) and a full disk (the log's blocks are
-    /// reserved) leave it as durable as before. Anything else (a read-only file system, the
-    /// state directory deleted, an I/O error) may mean the log's pages never reach the disk
-    /// either, or reach a file no start will read.
-    static func keepsLogDurable(_ error: any Error) -> Bool {
-        guard let error = error as? DatabaseError else { return false }
-        return [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL].contains(error.resultCode)
     }
 
     /// Applies recorded changes in one transaction. Runs on the service queue without the turn

@@ -35,16 +35,8 @@ final class Store {
     let log: CommitLog?
     /// Changes recorded in the log and not yet in the database, in order.
     var logged: [ChangeRows] = []
-    /// Set when the database refused changes for a reason that puts the log itself in doubt (a
-    /// read-only file system, the store deleted or moved, an I/O error), or a blob file could
-    /// not be made for such a reason: the log then takes no more changes, so that no change is
-    /// answered that could not be kept, until a save succeeds again.
-    var logSuspended: Bool {
-        get { health.logSuspended.load(ordering: .acquiring) }
-        set { health.logSuspended.store(newValue, ordering: .releasing) }
-    }
-    /// Where ``logSuspended`` is kept: shared with the ``PayloadWriter``, which writes blob
-    /// files on any thread.
+    /// Whether the ``log`` may answer changes: shared with the ``PayloadWriter``, which writes
+    /// blob files on any thread.
     let health = StoreHealth()
     /// How many changes a start took from the log, and what was wrong with it, for the log.
     var replayed = 0
@@ -294,7 +286,7 @@ final class Store {
         guard !rows.isEmpty else { return }
         try apply(rows)
         logged = []
-        logSuspended = false
+        health.saved()
         log?.reset()
     }
 
@@ -420,14 +412,34 @@ extension Store {
     }
 }
 
-/// What the store's users on other threads may learn of it.
+/// Whether the store's ``CommitLog`` may answer changes, as the store's failures tell it, from
+/// any thread. A failure that puts the log itself in doubt (a read-only file system, the store
+/// deleted or moved, an I/O error) suspends it, so that no change is answered that could not
+/// be kept, until a save succeeds again.
 final class StoreHealth: Sendable {
-    let logSuspended = Atomic<Bool>(false)
+    private let suspended = Atomic<Bool>(false)
 
-    /// A blob file could not be made or written for `code` (an `errno`): one that says the
-    /// store is gone or cannot be written suspends the log too.
+    /// Whether the log takes no changes now.
+    var isLogSuspended: Bool { suspended.load(ordering: .acquiring) }
+
+    /// The database failed with `error`. A busy or locked database (another process holds
+    /// it) and a full disk (the log's blocks are reserved) leave the log as durable as before;
+    /// anything else may mean its pages never reach the disk either, or reach a file no start
+    /// will read.
+    func databaseFailed(_ error: any Error) {
+        if let error = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL].contains(error.resultCode) { return }
+        suspended.store(true, ordering: .releasing)
+    }
+
+    /// A blob file could not be stored for `code` (an `errno`): the store gone, read-only or
+    /// failing suspends the log too.
     func fileFailed(_ code: Int32) {
-        if [ENOENT, EROFS, EIO].contains(code) { logSuspended.store(true, ordering: .releasing) }
+        if [ENOENT, EROFS, EIO].contains(code) { suspended.store(true, ordering: .releasing) }
+    }
+
+    /// A save succeeded: the log may answer again.
+    func saved() {
+        suspended.store(false, ordering: .releasing)
     }
 }
 

@@ -56,6 +56,25 @@ enum DescriptorSource {
         }
     }
 
+    /// Runs `body` over the payload's bytes without copying them: a file's are mapped.
+    static func withBytes<T>(of payload: Payload, _ body: (UnsafeRawBufferPointer) -> T) throws(PasteboardError) -> T {
+        switch payload {
+        case .inline(let bytes):
+            return bytes.withUnsafeBytes(body)
+        case .promised(let promise):
+            guard let payload = promise.resolved else { throw unresolved(promise) }
+            return try withBytes(of: payload, body)
+        case .file(let blob):
+            guard blob.size > 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw unavailable(errno) }
+            defer { close(fd) }
+            guard let mapping = mmap(nil, Int(blob.size), PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else { throw unavailable(errno) }
+            defer { munmap(mapping, Int(blob.size)) }
+            return body(UnsafeRawBufferPointer(start: mapping, count: Int(blob.size)))
+        }
+    }
+
     private static func unresolved(_ promise: Promise) -> PasteboardError {
         .providerFailed("the \(promise.type) data of '\(promise.name)' has not been provided yet")
     }
