@@ -397,17 +397,22 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.world.pbctl("copy", input: "before"))
         let app = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
         defer { app.close() }
-        app.own(.clipboard, DesktopOffer(types: ["text/html"]) { _ in
+        let offer = DesktopOffer(types: ["text/html"]) { _ in
             let memory = try UnixFileDescriptor.memoryFile(name: "html")
             _ = Array("<b>newer</b>".utf8).withUnsafeBytes { write(memory.rawValue, $0.baseAddress, $0.count) }
             lseek(memory.rawValue, 0, SEEK_SET)
             return memory
-        })
-        // The app answers for its targets only once the clear has reached the bridge (well
-        // within the 5 s the bridge waits for them).
+        }
+        // The app takes the clipboard and answers for its targets only once the clear has
+        // reached the bridge (well within the 5 s the bridge waits for them): both in one turn
+        // of its loop, so that no request can be answered in between, however loaded the
+        // machine.
         let release = DispatchSemaphore(value: 0)
         defer { release.signal() }
-        _ = app.loop.submit { _ = release.wait(timeout: .now() + 30) }
+        _ = app.loop.submit {
+            app.takeOwnership(.clipboard, offer)
+            _ = release.wait(timeout: .now() + 30)
+        }
         try await Task.sleep(for: .milliseconds(300))
         expectSuccess(try await desktop.world.pbctl("clear"))
         let cleared = try await desktop.world.changeCount()

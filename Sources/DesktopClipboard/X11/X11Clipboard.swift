@@ -104,18 +104,21 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     // MARK: DesktopClipboard
 
     public func own(_ selection: DesktopSelection, _ offer: DesktopOffer) {
-        loop.submit { [self] in
-            let atom = selectionAtoms[selection]!
-            let time = display.serverTime()
-            xcb_set_selection_owner(display.connection, display.window, atom, time)
-            disowning.remove(selection)
-            generations[selection, default: 0] += 1
-            // The ICCCM's check: another app may have taken it at a later time meanwhile, and
-            // then keeps it (its copy is reported as usual).
-            let owner = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, atom), nil)
-            defer { free(owner) }
-            owned[selection] = owner?.pointee.owner == display.window ? (offer, time) : nil
-        }
+        loop.submit { [self] in takeOwnership(selection, offer) }
+    }
+
+    /// ``own(_:_:)`` on the loop thread, now.
+    func takeOwnership(_ selection: DesktopSelection, _ offer: DesktopOffer) {
+        let atom = selectionAtoms[selection]!
+        let time = display.serverTime()
+        xcb_set_selection_owner(display.connection, display.window, atom, time)
+        disowning.remove(selection)
+        generations[selection, default: 0] += 1
+        // The ICCCM's check: another app may have taken it at a later time meanwhile, and
+        // then keeps it (its copy is reported as usual).
+        let owner = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, atom), nil)
+        defer { free(owner) }
+        owned[selection] = owner?.pointee.owner == display.window ? (offer, time) : nil
     }
 
     public func clear(_ selection: DesktopSelection) {
