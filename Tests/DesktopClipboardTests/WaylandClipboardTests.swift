@@ -41,6 +41,8 @@ struct WaylandClipboardTests {
         let fixture = try await WaylandFixture()
         let payload = try Self.randomBytes(32 << 20)
         fixture.clipboard.own(.clipboard, Self.offer(["application/octet-stream"], data: payload))
+        // Once the compositor has the selection (`own` returns before it does).
+        #expect(try await fixture.pasteOnceOwned(["-l"]).status == 0)
 
         // The reader takes 16 bytes and goes: the copy meets EPIPE, which must end it quietly
         // (not SIGPIPE the test process), and the next request is served in full.
