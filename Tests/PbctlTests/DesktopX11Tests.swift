@@ -395,6 +395,9 @@ struct DesktopX11Tests {
     func clearDoesNotWipeANewerCopy() async throws {
         let desktop = try await X11World()
         expectSuccess(try await desktop.world.pbctl("copy", input: "before"))
+        // pasteboardd owns the clipboard with it before the app takes it: on a loaded machine
+        // its taking could otherwise come after the app's, and win.
+        try await desktop.waitUntilOffered("UTF8_STRING")
         let app = try X11Clipboard.connect(display: desktop.x11.display, delegate: IgnoringDelegate())
         defer { app.close() }
         let offer = DesktopOffer(types: ["text/html"]) { _ in
