@@ -14,9 +14,12 @@ struct FailedCommitTests {
     /// First waits until the commit log is empty (its first record is not of the log's current
     /// generation): a change still recorded there reaches the database within 100 ms, and that
     /// save, meeting the lock, would hold the service queue for the 10 s it waits.
-    static func lockStore(_ h: Harness, seconds: Double) async throws -> ChildProcess {
+    ///
+    /// With `untilReleased`, the lock is held until the test closes the locker's input
+    /// (`locker.send(Data())`), `seconds` being only an upper bound.
+    static func lockStore(_ h: Harness, seconds: Double, untilReleased: Bool = false) async throws -> ChildProcess {
         let locker = try ChildProcess(try Paths.executable(named: "python3"), ["-c", """
-            import sqlite3, struct, sys, time
+            import select, sqlite3, struct, sys, time
             def logged():
                 with open(sys.argv[3], 'rb') as f:
                     head = f.read(64 + 24)
@@ -31,11 +34,14 @@ struct FailedCommitTests {
             c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
             c.execute('BEGIN IMMEDIATE')
             print('locked', flush=True)
-            time.sleep(float(sys.argv[2]))
+            if sys.argv[4] == 'until-released':
+                select.select([sys.stdin], [], [], float(sys.argv[2]))
+            else:
+                time.sleep(float(sys.argv[2]))
             c.execute('ROLLBACK')
             print('released', flush=True)
-            """, h.server.storeDirectory + "/pasteboards.sqlite", String(seconds), h.server.storeDirectory + "/commits.log"])
-        locker.send(Data())
+            """, h.server.storeDirectory + "/pasteboards.sqlite", String(seconds), h.server.storeDirectory + "/commits.log", untilReleased ? "until-released" : "timed"])
+        if !untilReleased { locker.send(Data()) }
         try #require(await eventually(timeout: .seconds(10)) { locker.stdout.starts(with: Array("locked".utf8)) })
         return locker
     }
