@@ -68,14 +68,26 @@ public enum TypeSniffer {
 
     /// The same, over bytes in memory: ASCII is skipped eight bytes at a time.
     public static func isUTF8Text(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
+        scanUTF8(bytes, allowingCutEnd: allowingCutEnd, allowingNUL: false)
+    }
+
+    /// Whether the bytes are valid UTF-8, NUL included: what an encoding check needs (text
+    /// said to be UTF-8 that is, NUL or not), where ``isUTF8Text(_:allowingCutEnd:)`` asks
+    /// whether data is text at all.
+    public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        scanUTF8(bytes, allowingCutEnd: false, allowingNUL: true)
+    }
+
+    private static func scanUTF8(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool, allowingNUL: Bool) -> Bool {
         var index = 0
         let count = bytes.count
         while index < count {
-            // Eight ASCII bytes without a NUL: no byte has its top bit set, and none is zero.
+            // Eight ASCII bytes (without a NUL, unless allowed): no byte has its top bit set,
+            // and none is zero.
             if index + 8 <= count {
                 let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 let hasZero = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
-                if word & 0x8080_8080_8080_8080 == 0, hasZero == 0 {
+                if word & 0x8080_8080_8080_8080 == 0, hasZero == 0 || allowingNUL {
                     index += 8
                     continue
                 }
@@ -85,7 +97,9 @@ public enum TypeSniffer {
             var secondRange: ClosedRange<UInt8> = 0x80...0xBF
             switch lead {
             case 0x00:
-                return false
+                guard allowingNUL else { return false }
+                index += 1
+                continue
             case 0x01...0x7F:
                 index += 1
                 continue

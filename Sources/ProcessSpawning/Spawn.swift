@@ -28,7 +28,7 @@ public func reap(_ pid: pid_t, wait: Bool = true) -> Int32? {
     return signal == 0 ? (status >> 8) & 0xff : 128 + signal
 }
 
-/// What one of a child's descriptors 0, 1 and 2 is made from.
+/// What one of a child's descriptors (0, 1, 2 and any passed) is made from.
 public enum Redirection: Sendable {
     /// A file opened in the child.
     case open(String, flags: Int32, mode: mode_t)
@@ -36,25 +36,26 @@ public enum Redirection: Sendable {
     case duplicate(Int32)
 }
 
-/// Starts `executable` with its descriptors 0, 1 and 2 made as given, in that order, and every
-/// other descriptor closed; no signal blocked and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
+/// Starts `executable` with its descriptors 0, 1 and 2 made as given, in that order, then
+/// `passing` as its descriptors 3, 4, ..., and every other descriptor closed; no signal blocked and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
 /// defaults; this process's environment plus `environment`, without `DBUS_SESSION_BUS_ADDRESS`
 /// (children get their bus explicitly).
 public func spawn(
     _ executable: String, _ arguments: [String],
     standardInput: Redirection, standardOutput: Redirection, standardError: Redirection,
-    environment: [String: String] = [:], newProcessGroup: Bool = false
+    passing: [Redirection] = [], environment: [String: String] = [:], newProcessGroup: Bool = false
 ) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    for (fd, redirection) in [standardInput, standardOutput, standardError].enumerated() {
+    let descriptors = [standardInput, standardOutput, standardError] + passing
+    for (fd, redirection) in descriptors.enumerated() {
         switch redirection {
         case .open(let path, let flags, let mode): posix_spawn_file_actions_addopen(&actions, Int32(fd), path, flags, mode)
         case .duplicate(let source): posix_spawn_file_actions_adddup2(&actions, source, Int32(fd))
         }
     }
-    closeFrom(3, in: &actions)
+    closeFrom(Int32(descriptors.count), in: &actions)
 
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)

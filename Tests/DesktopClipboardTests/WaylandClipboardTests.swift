@@ -282,8 +282,7 @@ final class WaylandFixture: Sendable {
         marks.withLock { marks in
             for selection in DesktopSelection.allCases { marks[selection] = recorder.changes(of: selection).count }
         }
-        let child = try ChildProcess(
-            try Paths.executable(named: "wl-copy"), ["--foreground"] + arguments, environment: sway.environment)
+        let child = try sway.client(try Paths.executable(named: "wl-copy"), ["--foreground"] + arguments)
         child.send(input)
         return child
     }

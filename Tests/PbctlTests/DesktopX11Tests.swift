@@ -92,19 +92,22 @@ struct DesktopX11Tests {
     /// `xsel` answers every text target (`UTF8_STRING` too) with its bytes as they are: UTF-8
     /// in a UTF-8 locale, Latin-1 from an older one. An answer that is not UTF-8 is taken for
     /// Latin-1 and made UTF-8; it was stored as it came, invalid UTF-8 under
-    /// `text/plain;charset=utf-8`.
+    /// `text/plain;charset=utf-8`. (UTF-8 with a NUL in it, which `xsel` cuts at the NUL, is
+    /// in `DesktopTypesTests`.)
     @Test("Text answered in Latin-1 arrives as UTF-8, text answered in UTF-8 as it is (xsel)", arguments: [
-        (sent: [0x63, 0x61, 0x66, 0xE9] as [UInt8], pasted: "café"),
-        (sent: Array("café ✓".utf8), pasted: "café ✓"),
+        (sent: [0x63, 0x61, 0x66, 0xE9] as [UInt8], pasted: Array("café".utf8)),
+        (sent: Array("café ✓".utf8), pasted: Array("café ✓".utf8)),
     ])
-    func textTarget(sent: [UInt8], pasted: String) async throws {
+    func textTarget(sent: [UInt8], pasted: [UInt8]) async throws {
         let desktop = try await X11World()
         let before = try await desktop.world.changeCount()
         let copying = try ChildProcess(try X11World.tool("xsel", package: "xsel"), ["--nodetach", "--clipboard", "--input"], environment: desktop.x11.environment)
         copying.send(Data(sent))
         defer { copying.kill() }
         _ = try await desktop.world.waitForCount(above: before)
-        expectSuccess(try await desktop.world.pbctl("paste"), stdout: pasted)
+        let paste = try await desktop.world.pbctl("paste")
+        #expect(paste.status == 0, "\(paste.err)")
+        #expect(Array(paste.stdout) == pasted)
     }
 
     @Test("xsel pastes a copy of 4 to 5 MB whole: no property is larger than xsel reads (4,000,000 bytes)")

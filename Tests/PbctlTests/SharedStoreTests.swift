@@ -703,7 +703,7 @@ struct SharedStoreTests {
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         let file = state + "/pasteboards"
-        FileManager.default.createFile(atPath: file, contents: Data("not a folder".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("not a folder".utf8))
         let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--store", "sqlite:" + file], timeout: .seconds(10))
         #expect(result.status != 0, "\(result)")
         #expect(result.err.contains("\(file): it is a file, not a folder"), "\(result.err)")

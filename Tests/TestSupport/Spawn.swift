@@ -68,25 +68,35 @@ public final class ChildProcess: Sendable {
     private let output = Collector()
     private let errors = Collector()
     private let status = Mutex<Int32?>(nil)
+    /// The connection handed to the child as its descriptor 3, if any: ours to hang up.
+    private let connection: Int32?
 
     /// Starts `executable` with `arguments`, the test's environment plus `environment`, and
     /// without `DBUS_SESSION_BUS_ADDRESS`, in the test process's process group.
     ///
+    /// - Parameter connection: a connected socket (close-on-exec, taken over by the child
+    ///   process value) handed to the child as its descriptor 3, for a peer that can be given
+    ///   its connection (`WAYLAND_SOCKET=3`). ``kill()`` hangs it up first, so the child ends
+    ///   the way it does when its peer goes away, cleaning up after itself, which SIGKILL
+    ///   would not let it do.
     /// - Throws: when a pipe cannot be made or the program cannot be started.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], connection: Int32? = nil) throws {
         let stdin = try Self.pipe(), stdout = try Self.pipe(), stderr = try Self.pipe()
         let pid: pid_t
         do {
             pid = try spawn(
                 executable, arguments,
                 standardInput: .duplicate(stdin.read), standardOutput: .duplicate(stdout.write),
-                standardError: .duplicate(stderr.write), environment: environment)
+                standardError: .duplicate(stderr.write), passing: connection.map { [.duplicate($0)] } ?? [],
+                environment: environment)
         } catch {
             for fd in [stdin.read, stdin.write, stdout.read, stdout.write, stderr.read, stderr.write] { close(fd) }
+            if let connection { close(connection) }
             throw error
         }
         for fd in [stdin.read, stdout.write, stderr.write] { close(fd) }
         self.pid = pid
+        self.connection = connection
         input = Mutex(FileHandle(fileDescriptor: stdin.write, closeOnDealloc: true))
         output.read(FileHandle(fileDescriptor: stdout.read, closeOnDealloc: true))
         errors.read(FileHandle(fileDescriptor: stderr.read, closeOnDealloc: true))
@@ -94,6 +104,7 @@ public final class ChildProcess: Sendable {
 
     deinit {
         kill()
+        if let connection { close(connection) }
     }
 
     /// Everything the child wrote to standard output so far.
@@ -141,10 +152,20 @@ public final class ChildProcess: Sendable {
         return exitStatus
     }
 
-    /// Kills the child with SIGKILL and reaps it.
+    /// Kills the child with SIGKILL and reaps it; a child given a `connection` has it hung up
+    /// first and up to 2 s to end on its own.
     public func kill() {
         status.withLock { status in
             guard status == nil else { return }
+            if let connection {
+                shutdown(connection, Int32(SHUT_RDWR))
+                let deadline = ContinuousClock.now + .seconds(2)
+                while status == nil, ContinuousClock.now < deadline {
+                    status = reap(pid, wait: false)
+                    if status == nil { usleep(5_000) }
+                }
+                if status != nil { return }
+            }
             Glibc.kill(pid, SIGKILL)
             status = reap(pid, wait: true)
         }

@@ -94,6 +94,19 @@ public final class HeadlessSway: Sendable {
         }
     }
 
+    /// Starts `executable` as a client of this compositor with its connection given to it
+    /// (`WAYLAND_SOCKET`), so that killing it ends that connection first: a client such as
+    /// `wl-copy` then exits the way it does when the compositor goes away, removing the copy
+    /// of its input it keeps in `/tmp`, which SIGKILL would leave behind.
+    public func client(_ executable: String, _ arguments: [String]) throws -> ChildProcess {
+        guard let connection = connectUnixSocket(socketPath) else {
+            throw TestSupportError("sway does not accept connections at \(socketPath)")
+        }
+        var environment = self.environment
+        environment["WAYLAND_SOCKET"] = "3"
+        return try ChildProcess(executable, arguments, environment: environment, connection: connection)
+    }
+
     /// The name of the `wayland-N` socket in `directory` that accepts a connection, if any.
     private static func listeningSocket(in directory: String) -> String? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

@@ -46,16 +46,17 @@ enum DesktopTypes {
     /// must be changed. `STRING` is Latin-1. `UTF8_STRING` is UTF-8 and `TEXT` in an encoding
     /// the app chooses, but apps such as `xsel` answer every text target with their bytes as
     /// they are: UTF-8 nowadays, Latin-1 in an older locale or from an older app. An answer for
-    /// either that is not UTF-8 text is therefore taken for Latin-1 (whose every byte string
-    /// is text), rather than stored as UTF-8 text it is not; it is checked where it lies (a
-    /// file's mapped), and read into memory only to be converted. Nil: keep the payload.
+    /// either that is not valid UTF-8 is therefore taken for Latin-1 (whose every byte string
+    /// is text), rather than stored as UTF-8 text it is not; valid UTF-8 is kept as it is, a
+    /// NUL in it too. It is checked where it lies (a file's mapped), and read into memory only
+    /// to be converted. Nil: keep the payload.
     static func utf8(_ target: String, of payload: Payload) throws(PasteboardError) -> [UInt8]? {
         switch target {
         case latin1Target:
             return utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
         case "TEXT", "UTF8_STRING":
-            let isText = try DescriptorSource.withBytes(of: payload) { TypeSniffer.isUTF8Text($0, allowingCutEnd: false) }
-            return isText ? nil : utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
+            let isUTF8 = try DescriptorSource.withBytes(of: payload) { TypeSniffer.isValidUTF8($0) }
+            return isUTF8 ? nil : utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
         default:
             return nil
         }

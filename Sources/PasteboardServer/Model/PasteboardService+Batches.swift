@@ -87,12 +87,18 @@ extension PasteboardService {
             turn.withLock { _ in
                 store.putBack(rows, failedWith: error)
                 loggedReplaced = replaced + loggedReplaced
-                logger.error("store: could not apply the commit log to the database, trying again in 1 s: \(error)")
+                if logSaveRetries.failed("\(error)") {
+                    logger.error("store: could not apply the commit log to the database, trying again every second\(logSaveRetries.repeats): \(error)")
+                }
                 scheduleLogSave(after: .seconds(1))
             }
             return
         }
-        turn.withLock { _ in store.logApplied() }
+        turn.withLock { _ in
+            store.logApplied()
+            let failures = logSaveRetries.succeeded()
+            if failures > 0 { logger.notice("store: the commit log is saved to the database again, after \(failures) failed attempt(s)") }
+        }
         // `replaced` goes here: the database no longer refers to what it held.
     }
 

@@ -38,7 +38,10 @@ extension PasteboardService {
         lockShared(name)
         defer { releaseShared() }
         // A later write or clear has replaced the contents this expiry was for.
-        guard let entry = entries.withLock({ $0[name] }), entry.expiresAt == expiresAt else { return }
+        guard let entry = entries.withLock({ $0[name] }), entry.expiresAt == expiresAt else {
+            expiryRetries[name] = nil
+            return
+        }
         guard Self.nowMilliseconds() >= expiresAt else { return scheduleExpiry(name, at: expiresAt) }
         do {
             var cleared = entry
@@ -51,8 +54,16 @@ extension PasteboardService {
             // (other servers of a shared store hold the pasteboard empty at this count
             // already), and a secret must not outlive its time because a database is away.
             if entry.isVolatile { entries.withLock { $0[name]?.items = [] } }
-            logger.error("could not clear '\(name)' on expiry, trying again in 1 s: \(error)")
+            var retries = expiryRetries[name] ?? RetryReport()
+            if retries.failed("\(error)") {
+                logger.error("could not clear '\(name)' on expiry, trying again every second\(retries.repeats): \(error)")
+            }
+            expiryRetries[name] = retries
             startTimer(name, at: expiresAt, afterMilliseconds: 1000)
+            return
+        }
+        if let failures = expiryRetries.removeValue(forKey: name)?.failures {
+            logger.notice("'\(name)' is cleared on expiry, after \(failures) failed attempt(s)")
         }
     }
 

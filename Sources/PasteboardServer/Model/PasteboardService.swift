@@ -62,6 +62,10 @@ final class PasteboardService: @unchecked Sendable {
     var loggedReplaced: [PasteboardEntry] = []
     /// Whether ``saveLoggedAside()`` is due.
     var logSaveScheduled = false
+    /// The commit log's failed saves in a row, for their log lines.
+    var logSaveRetries = RetryReport()
+    /// The failed clears on expiry in a row, per pasteboard, for their log lines.
+    var expiryRetries: [PasteboardName: RetryReport] = [:]
     /// The PostgreSQL store shared with other servers, when the server uses one (set before
     /// the server owns its name).
     var shared: SharedSync?

@@ -25,9 +25,8 @@ final class WaylandWorld: Sendable {
     func copyWithWlCopy(_ data: Data, type: String, primary: Bool = false) async throws -> (app: ChildProcess, count: UInt64) {
         let name = primary ? "primary" : "general"
         let before = try await world.changeCount(name)
-        let app = try ChildProcess(
-            try X11World.tool("wl-copy", package: "wl-clipboard"), ["--foreground", "--type", type] + (primary ? ["--primary"] : []),
-            environment: sway.environment)
+        let app = try sway.client(
+            try X11World.tool("wl-copy", package: "wl-clipboard"), ["--foreground", "--type", type] + (primary ? ["--primary"] : []))
         app.send(data)
         let count = try await world.waitForCount(of: name, above: before)
         return (app, count)
