@@ -9,6 +9,28 @@ final class ConnectionState {
         let id: UInt64
         let reply: Reply
         let deadline: UInt64?
+        /// The unique name the reply must come from, when the call went to one (or to the bus
+        /// itself); nil when it went to a well-known name, or on a connection without a bus.
+        var replier: String? = nil
+
+        /// Whether `reply` may answer this call. The bus lets any client send a reply with any
+        /// serial to anyone, and stamps the true sender on it: a reply from another client than
+        /// the one called (say, one that watched the call go by and raced the callee's answer)
+        /// is not the answer, and is passed over. The bus itself answers for a callee that
+        /// cannot (it left, it never was), so its errors are taken too.
+        func accepts(_ reply: Message) -> Bool {
+            guard let replier else { return true }
+            let sender = reply.sender
+            return sender == replier || (sender == Self.bus && reply.type == .error)
+        }
+
+        static let bus = "org.freedesktop.DBus"
+
+        /// Who must answer a call to `destination`: a unique name (`:1.42`), or the bus.
+        static func replier(for destination: String?) -> String? {
+            guard let destination, destination.hasPrefix(":") || destination == bus else { return nil }
+            return destination
+        }
     }
 
     private unowned let loop: EventLoop
@@ -38,7 +60,8 @@ final class ConnectionState {
             reply.resume(returning: .failure(.disconnected("the connection to the bus is closed")))
             return
         }
-        let call = PendingCall(id: id, reply: reply, deadline: deadline)
+        var call = PendingCall(id: id, reply: reply, deadline: deadline)
+        call.replier = PendingCall.replier(for: message.destination)
         if holds(message) {
             greeting?.held.append((message, call))
         } else {
@@ -190,7 +213,8 @@ final class ConnectionState {
                 greeted(message)
                 return DBUS_HANDLER_RESULT_HANDLED
             }
-            guard let call = pending.removeValue(forKey: message.replySerial) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            guard let call = pending[message.replySerial], call.accepts(message) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            pending[message.replySerial] = nil
             if let error = message.error {
                 call.reply.resume(returning: .failure(error))
             } else {

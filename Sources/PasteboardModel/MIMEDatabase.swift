@@ -24,7 +24,9 @@
 ///    + 2 per step, so that a subclass is never closer than the asked-for type with extra
 ///    parameters), every `text/*` to `text/plain`, and every type, identifiers like
 ///    `com.example.todo` included, to `application/octet-stream` at ``octetStreamDistance``,
-///    the largest distance, except `inode/*` types, which are not streams of bytes.
+///    the largest distance. `inode/*` types too, which shared-mime-info does not count as
+///    streams of bytes: on a pasteboard every type is bytes, and a reader asking for any bytes
+///    takes them (the contract's "every type").
 ///
 /// The value is immutable and `Sendable`; every table is built once, when it is created.
 public struct MIMEDatabase: Sendable {
@@ -193,7 +195,7 @@ public struct MIMEDatabase: Sendable {
         let wanted = other.isMIME ? Self.resolve(other.essence, in: canonicalByAlias) : other.essence
         if offered == wanted, type.isMIME == other.isMIME { return 0 }
         if other.isMIME, wanted == Self.octetStream {
-            return offered.hasPrefix("inode/") ? nil : Self.octetStreamDistance
+            return Self.octetStreamDistance
         }
         guard type.isMIME, other.isMIME else { return nil }
         var distance = ancestors(ofEssence: offered)[wanted]

@@ -35,6 +35,23 @@ struct ConformanceTests {
         #expect(try await h.readBest(["public.plain-text"]) == (1, "text/plain;charset=utf-8", "hi".bytes))
     }
 
+    /// The MIME database's aliases are other names of one type: an exact read by one finds
+    /// data written under another (`public.rtf` is `text/rtf`, an alias of `application/rtf`).
+    @Test func aliasesOfTheMIMEDatabaseAreSpellingsToo() async throws {
+        let h = try await Harness()
+        let rtf = Array("{\\rtf1 x}".utf8)
+        try await h.write([[("public.rtf", rtf), ("application/x-pdf", [1])]])
+        #expect(try await h.readData("application/rtf") == (1, rtf))
+        #expect(try await h.readFdBytes("application/rtf") == (1, rtf))
+        #expect(try await h.readData("text/rtf") == (1, rtf))
+        #expect(try await h.readData("application/pdf") == (1, [1]))
+        #expect(try await h.readData("com.adobe.pdf") == (1, [1]))
+        try await h.write([[("application/rtf", rtf)]], to: "other")
+        #expect(try await h.readData("public.rtf", in: "other") == (1, rtf))
+        // Not a conformance: an alias of a parent is not the child's spelling.
+        await h.expectFailure("NoSuchType", "ReadData", [.string("other"), .uint32(0), .string("text/plain"), .uint64(0)])
+    }
+
     @Test func availableTypeAnswersTheRequestedEntryAsGiven() async throws {
         let h = try await Harness()
         try await h.write([[("image/png", [1]), ("text/plain;charset=utf-8", "x".bytes)]])
@@ -74,6 +91,10 @@ struct ConformanceTests {
         #expect(try await h.availableType(["application/octet-stream"]) == "application/octet-stream")
         #expect(try await h.readBest(["application/octet-stream"], item: 1) == (1, "image/png", [8]))
         #expect(try await h.readBest(["text/plain", "application/octet-stream"], item: 1) == (1, "text/plain", [9]))
+        // Every type, inode/* ones too (which shared-mime-info does not count as streams).
+        try await h.write([[("inode/directory", [1])]], to: "folder")
+        #expect(try await h.canRead(["application/octet-stream"], in: "folder") == true)
+        #expect(try await h.readBest(["public.data"], in: "folder") == (1, "inode/directory", [1]))
     }
 
     @Test func identifiersMatchOnlyThemselves() async throws {

@@ -74,6 +74,9 @@ extension UTType {
     /// client knows (an abstract or declared type); `nil` when it does not conform.
     func conformanceDistance(to other: UTType) -> Int? {
         if self == other { return 0 }
+        // Apple's folders and symbolic links are not `.data`, though the server's types all
+        // are bytes: the answer is ``conforms(to:)``'s.
+        if other.key == Keys.data, !conforms(to: other) { return nil }
         if let mine = pasteboardTypeValue, let theirs = other.pasteboardTypeValue, mine.isMIME, theirs.isMIME,
             let distance = MIMEDatabase.shared.conformanceDistance(from: mine, to: theirs)
         {

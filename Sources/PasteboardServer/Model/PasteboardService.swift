@@ -216,7 +216,7 @@ final class PasteboardService: @unchecked Sendable {
     /// The representation of exactly `type` in item `index`.
     func read(_ name: PasteboardName, item index: UInt32, type: PasteboardType, expect: UInt64, callerPID: UInt32? = nil) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
         let (entry, item) = try locate(name, item: index, expect: expect, callerPID: callerPID)
-        guard let representation = item.representation(of: type) ?? representation(declaredAs: type, in: item) else {
+        guard let representation = item.representation(of: type) ?? representation(declaredAs: type, in: item) ?? representation(aliasOf: type, in: item) else {
             throw .noSuchType("item \(index) of '\(name)' has no \(type) data; it offers \(Self.list(item.types))")
         }
         return (entry.count, representation)
@@ -229,6 +229,16 @@ final class PasteboardService: @unchecked Sendable {
         guard type.isMIME, item.representations.contains(where: { !$0.type.isMIME }) else { return nil }
         let types = self.types
         return item.representations.first { !$0.type.isMIME && types.declaredMIME($0.type) == type }
+    }
+
+    /// Data stored under another name of the same MIME type in the database's aliases
+    /// (`text/rtf` and `application/rtf`, `application/x-pdf` and `application/pdf`), which is
+    /// another spelling of the type asked for. Looked for only when the exact type is missing.
+    private func representation(aliasOf type: PasteboardType, in item: Item) -> Representation? {
+        guard type.isMIME else { return nil }
+        let types = self.types
+        let wanted = types.resolvingAliases(type)
+        return item.representations.first { $0.type.isMIME && types.resolvingAliases($0.type) == wanted }
     }
 
     /// The item's own type that best satisfies the first satisfiable entry of `requested`.
