@@ -130,6 +130,27 @@ struct HistoryTests {
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(3)])
     }
 
+    /// Contents written to expire are listed while current, and leave no trace once replaced,
+    /// by their expiry's clear or by a write before it: they do not come back from the history.
+    @Test func expiringContentsDoNotOutliveTheirTimeInTheHistory() async throws {
+        let h = try await Harness()
+        try await h.write(text: "kept")
+        #expect(try await h.write([[("text/plain", Array("one-time code".utf8))]], options: [("expires-in-ms", .uint64(600_000))]) == 2)
+        #expect(try await history(h).map(\.count) == [2, 1])
+        try await h.write(text: "next")
+        #expect(try await history(h).map(\.count) == [3, 1])
+        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(2)])
+
+        #expect(try await h.write([[("text/plain", Array("brief".utf8))]], to: "short", options: [("expires-in-ms", .uint64(300))]) == 1)
+        #expect(await eventually(timeout: .seconds(20)) { (try? await h.changeCount("short")) == 2 })
+        #expect(try await history(h, "short").isEmpty)
+        await h.expectFailure("NoSuchItem", "Restore", [.string("short"), .uint64(1)])
+        // Nor after a restart: it was never saved as history.
+        try await h.server.restart()
+        #expect(try await history(h).map(\.count) == [3, 1])
+        #expect(try await history(h, "short").isEmpty)
+    }
+
     @Test func survivesACrashWithFileBackedData() async throws {
         let h = try await Harness()
         let big = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }

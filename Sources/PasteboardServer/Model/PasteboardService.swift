@@ -433,8 +433,8 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// `entry` (a new change of `name`) as the store saves it: with the history it has after
-    /// `old`, which enters it unless concealed or transient, and the counts it drops. A `Remove`
-    /// drops the whole history.
+    /// `old`, which enters it unless concealed, transient or written to expire, and the counts
+    /// it drops. A `Remove` drops the whole history.
     static func change(_ name: PasteboardName, _ entry: PasteboardEntry, after old: PasteboardEntry, removed: Bool, _ limits: Limits) -> Store.Change {
         var entry = entry
         var keepsPrevious = false
@@ -442,8 +442,8 @@ final class PasteboardService: @unchecked Sendable {
         if removed {
             entry.history = []
             pruned = []
-        } else if old.entersHistory {
-            // Concealed and transient contents never enter the history.
+        } else if old.staysInHistory {
+            // Concealed and transient contents never enter the history, expiring ones leave it.
             (entry.history, pruned) = history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), before: entry, limits)
             // Unless it alone is over the limits, and went at once.
             keepsPrevious = !entry.history.isEmpty
