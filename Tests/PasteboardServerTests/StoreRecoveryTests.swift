@@ -72,10 +72,11 @@ struct StoreRecoveryTests {
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array(last.utf8))
         #expect(try await h.changeCount() == UInt64(1 + answered.count))
         // The save of what the log answered is tried again every second, and fails the same
-        // way each time: said once, not once a second for as long as the server runs.
+        // way each time: said at the first failure and the tenth (a loaded machine may be
+        // there by now), not once a second for as long as the server runs.
         if !answered.isEmpty {
             try await Task.sleep(for: .seconds(3.5))
-            #expect(h.server.log.components(separatedBy: "could not apply the commit log").count == 2, "\(h.server.log)")
+            #expect(h.server.log.components(separatedBy: "could not apply the commit log").count - 1 <= 2, "\(h.server.log)")
         }
     }
 
