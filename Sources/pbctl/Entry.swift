@@ -55,7 +55,8 @@ extension Entry {
         }
         guard words.count == 2, words[0] == "help" else { return }
         let name = words[1]
-        guard !Pbctl.configuration.subcommands.contains(where: { $0._commandName == name }) else { return }
+        // `help` itself is one (ArgumentParser's, which describes it).
+        guard name != "help", !Pbctl.configuration.subcommands.contains(where: { $0._commandName == name }) else { return }
         Output.error("no command '\(name)'; 'pbctl --help' lists them")
         exit(ExitStatus.usage.rawValue)
     }

@@ -43,6 +43,29 @@ struct ExitStatusTests {
         #expect(known.out.hasPrefix("OVERVIEW: Copy stdin"), "\(known.out)")
     }
 
+    /// A server that holds its name but answers nothing (stopped, hung) costs D-Bus's usual
+    /// 25 s and then 69, saying so, rather than a script hanging for ever.
+    @Test(.timeLimit(.minutes(2)))
+    func aServerThatDoesNotAnswer() async throws {
+        let world = try await PbctlHarness()
+        let server = try #require(world.server)
+        server.send(SIGSTOP)
+        defer { server.send(SIGCONT) }
+        let started = ContinuousClock.now
+        let result = try await runProgram(try Paths.product("pbctl"), ["--address", world.bus.address, "count"], timeout: .seconds(90))
+        #expect(result.status == 69, "\(result)")
+        #expect(result.err.contains("did not answer") && result.err.contains(world.bus.address), "\(result.err)")
+        #expect(ContinuousClock.now - started >= .seconds(24))
+    }
+
+    /// `help` is a command too: `pbctl help help` describes it.
+    @Test func helpOnHelp() async throws {
+        let world = try await PbctlHarness(server: false)
+        let result = try await world.pbctl("help", "help")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.out.contains("USAGE: pbctl help"), "\(result.out)")
+    }
+
     @Test func noCommand() async throws {
         let world = try await PbctlHarness(server: false)
         let result = try await world.pbctl()

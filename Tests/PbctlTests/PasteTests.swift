@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Testing
 import TestSupport
@@ -89,5 +90,42 @@ struct PasteTests {
         expect(
             try await world.pbctl("paste", "-t", "image/png"), status: 1, stdout: "",
             stderr: "pbctl: item 0 of 'general' has nothing conforming to image/png; it offers text/plain;charset=utf-8\n")
+    }
+
+    /// A paste of data above the inline limit takes steps (the items, then the data at their
+    /// count): a copy landing between them starts the paste again, which then gives the new
+    /// contents, rather than failing, as `xclip -o` or `wl-paste` never would.
+    @Test(.timeLimit(.minutes(2)))
+    func aCopyDuringALargePasteIsNotAnError() async throws {
+        let world = try await PbctlHarness(limits: ["max-inline-bytes=65536"])
+        let payloads = [Data(repeating: 0x61, count: 100_000), Data(repeating: 0x62, count: 100_000)]
+        let files = try payloads.map { try temporaryFile($0) }
+        defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+        let writing = Flag()
+        // Writes the two payloads in turn, back to back, through descriptors (they are above
+        // the inline limit).
+        let writer = Task {
+            let connection = try Connection.connect(address: world.bus.address)
+            defer { connection.close() }
+            var round = 0
+            while !writing.isSet {
+                let fd = open(files[round % 2], O_RDONLY | O_CLOEXEC)
+                let item = DBusValue.dictionary(key: "s", value: "h", [(.string("application/octet-stream"), .unixFD(UnixFileDescriptor(owning: fd)))])
+                _ = try await connection.call(
+                    destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+                    method: "WriteItemsFd", arguments: [.string("general"), .array(element: "a{sh}", [item]), .dictionary(key: "s", value: "v", [])],
+                    timeout: .seconds(10))
+                round += 1
+            }
+            return round
+        }
+        _ = try await world.waitForCount(above: 0)
+        for _ in 0..<20 {
+            let pasted = try await world.pbctl("paste")
+            #expect(pasted.status == 0, "\(pasted.err)")
+            #expect(payloads.contains(pasted.stdout), "\(pasted.stdout.count) bytes")
+        }
+        writing.set()
+        #expect(try await writer.value > 20, "the writer wrote too little to meet the pastes")
     }
 }

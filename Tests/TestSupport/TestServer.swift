@@ -130,6 +130,13 @@ public final class TestServer: Sendable {
 
     // MARK: Stopping and restarting
 
+    /// Sends `signal` to the running server: SIGSTOP makes one that holds its bus name and
+    /// answers nothing (a hung server), SIGCONT lets it go on.
+    public func send(_ signal: Int32) {
+        guard let pid = running.withLock({ $0?.pid }) else { return }
+        kill(pid, signal)
+    }
+
     /// Kills the server with SIGKILL (a crash) and waits until it is gone.
     public func kill9() {
         guard let pid = running.withLock({ $0.take() })?.pid else { return }

@@ -16,11 +16,32 @@ enum BestData {
         case descriptor(Int32)
     }
 
+    /// How many times a read of whatever is current starts again when the pasteboard changes
+    /// between its steps (listing the items, then reading at their count).
+    static let maxAttempts = 64
+
     /// The data of item `item` that best satisfies the first entry of `types` it satisfies.
     /// Without an item, the first entry of `types` that any item satisfies wins, from the
     /// first item that satisfies it: item 0 is read at once, and the other items are looked
     /// at only when its answer is not for the first entry.
+    ///
+    /// Without `expect` (a read of whatever is current, as `paste`'s), a change landing
+    /// between the steps of a read (`Stale`) starts it again, as `xclip -o` or `wl-paste`
+    /// would read the new contents: a copy while a large paste starts is not an error of the
+    /// user's. With `expect`, `Stale` is the answer.
     static func read(_ server: Server, name: String, item: UInt32?, types: [String], expect: UInt64 = 0) async throws -> Result {
+        guard expect == 0 else { return try await readOnce(server, name: name, item: item, types: types, expect: expect) }
+        var attempt = 1
+        while true {
+            do {
+                return try await readOnce(server, name: name, item: item, types: types, expect: 0)
+            } catch let error as PasteboardError where error.code == .stale && attempt < maxAttempts {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func readOnce(_ server: Server, name: String, item: UInt32?, types: [String], expect: UInt64) async throws -> Result {
         if let item {
             return try await read(server, name: name, item: item, types: types, expect: expect).result
         }

@@ -122,7 +122,7 @@ final class Server: Sendable {
             let message = try Message.methodCall(
                 destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
                 interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string(name)])
-            reply = try await connection.call(message)
+            reply = try await connection.call(message, timeout: Self.answerTimeout)
         } catch {
             throw translate(error)
         }
@@ -174,9 +174,16 @@ final class Server: Sendable {
         }
     }
 
+    /// How long a call may go unanswered before pbctl gives up on the server (D-Bus's usual
+    /// 25 s): a server that holds its name but does not answer (stopped, hung) must not hang
+    /// a script for ever. `WriteItemsFd` has none: its answer comes once the server has read
+    /// the whole input, which a slow producer (`tar c / | pbctl copy`) may take hours to give.
+    static let answerTimeout: Duration = .seconds(25)
+
     private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         do {
-            return try await connection.call(try PasteboardInterface.call(method, arguments)).arguments()
+            let timeout = method == "WriteItemsFd" ? nil : Self.answerTimeout
+            return try await connection.call(try PasteboardInterface.call(method, arguments), timeout: timeout).arguments()
         } catch {
             throw translate(error)
         }
@@ -187,6 +194,9 @@ final class Server: Sendable {
     private func translate(_ error: DBusError) -> any Error {
         if let contract = PasteboardInterface.contractError(error) {
             return contract
+        }
+        if error.name == DBusError.noReplyName {
+            return Unreachable(address: address, reason: "pasteboardd did not answer (\(error.message)); if it is stopped or hung, restart it")
         }
         return Unreachable(address: address, reason: PasteboardInterface.unansweredReason(error))
     }
