@@ -39,7 +39,7 @@ struct ConcealedTests {
         let control = uniqueMarker("plain-control")
         // (A small write reaches the database from the commit log within a moment.)
         try await h.write(text: control, to: "control")
-        #expect(await eventually(timeout: .seconds(5)) {
+        #expect(await eventually(timeout: .seconds(20)) {
             StateFiles.holding(control, under: h.server.stateDirectory).contains { $0.contains(".sqlite") }
         }, "the plain control is not found in the database: \(StateFiles.holding(control, under: h.server.stateDirectory))")
         let largeControl = uniqueMarker("plain-large-control")

@@ -161,7 +161,7 @@ struct PromiseTests {
         try leaving.export(asked, at: "/org/pasteboardd/Provider1")
         _ = try await promise(h, [["text/plain"]], by: leaving, to: "leaving")
         async let reading: DBusError? = h.expectFailure("ProviderFailed", "ReadData", [.string("leaving"), .uint32(0), .string("text/plain"), .uint64(0)])
-        #expect(await eventually(timeout: .seconds(5)) { !asked.calls.withLock { $0.isEmpty } })
+        #expect(await eventually(timeout: .seconds(20)) { !asked.calls.withLock { $0.isEmpty } })
         // Timed from the leaving (the ask itself may take a while on a loaded machine); the
         // message tells a leaving from the timeout either way.
         let closed = ContinuousClock.now

@@ -18,14 +18,14 @@ struct SpareBlobFileTests {
         try FileManager.default.contentsOfDirectory(atPath: blobs(h)).filter { $0.hasPrefix("spare-") }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(2)))
     func aFileReusedForSmallerDataHoldsExactlyThatData() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
         let first = Self.bytes(3 << 20, seed: 1), second = Self.bytes(2 << 20, seed: 2), third = Self.bytes((3 << 19) + 5, seed: 3)
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(first))]], to: "big") == 1)
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(second))]], to: "big") == 2)
         // The first file is the spare now; the third write overwrites it and cuts it to size.
-        #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        #expect(await eventually(timeout: .seconds(20)) { (try? Self.spares(h).count) == 1 })
         let sparePath = Self.blobs(h) + "/" + (try #require(try Self.spares(h).first))
         let spareInode = try Self.inode(sparePath)
         // A stored file is read-only, for readers given it by ReadFd; the spare is to be written
@@ -72,12 +72,12 @@ struct SpareBlobFileTests {
             .count
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(2)))
     func aPipeOfUnknownLengthOverwritesTheSpareToo() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 8)))]], to: "big") == 1)
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 9)))]], to: "big") == 2)
-        #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        #expect(await eventually(timeout: .seconds(20)) { (try? Self.spares(h).count) == 1 })
         let spare = try #require(try Self.spares(h).first)
         let spareInode = try Self.inode(Self.blobs(h) + "/" + spare)
 
@@ -93,7 +93,7 @@ struct SpareBlobFileTests {
         #expect(try Self.blobNames(withInode: spareInode, h) == 1, "the spare was not overwritten")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(2)))
     func aFileAReaderStillHoldsIsNeverOverwritten() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
         let first = Self.bytes(2 << 20, seed: 4)
@@ -104,7 +104,7 @@ struct SpareBlobFileTests {
         let firstInode = UInt(info.st_ino)
         // The first file is let go of while the reader holds it, and becomes the spare.
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 5)))]], to: "big") == 2)
-        #expect(await eventually(timeout: .seconds(5)) { (try? Self.spares(h).count) == 1 })
+        #expect(await eventually(timeout: .seconds(20)) { (try? Self.spares(h).count) == 1 })
         // The writes after it must not overwrite it.
         for (index, seed) in [UInt8(6), 7].enumerated() {
             let next = Self.bytes(2 << 20, seed: seed)

@@ -186,6 +186,22 @@ struct WatchTests {
         #expect(watcher.errorText == "")
     }
 
+    /// With `--json` too, each change's JSON line comes out before its command runs.
+    @Test func execWithJSONPrintsEachChangeBeforeItsCommand() async throws {
+        let world = try await PbctlHarness()
+        let watcher = try world.watch("watch", "--json", "--exec", "sh", "-c", #"echo "ran $PASTEBOARD_COUNT $(cat)""#)
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world) { "ran \($0) ready" }
+        let count = try await world.changeCount()
+        expectSuccess(try await world.pbctl("copy", input: "hello"))
+        let lines = try await watcher.waitForLines(skipped + 2)
+        #expect(Array(lines.dropFirst(skipped)) == [
+            "{\"name\":\"general\",\"count\":\(count + 1),\"types\":[\"\(Self.text)\"]}",
+            "ran \(count + 1) hello",
+        ])
+        #expect(watcher.errorText == "")
+    }
+
     /// A slow command does not cost the changes behind it their data: each change's data is
     /// fetched when its signal arrives.
     @Test func aSlowCommandStillGetsEachChangesData() async throws {
@@ -286,10 +302,6 @@ struct WatchTests {
         let text = try temporaryFile(Data("not a program".utf8), "pbctl-not-executable")
         defer { try? FileManager.default.removeItem(atPath: text) }
         expect(try await world.pbctl("watch", "--exec", text), status: 64, stdout: "", stderr: "pbctl: cannot run \(text): it is not executable\n")
-        // --json beside --exec would print nothing: refused rather than dropped.
-        let both = try await world.pbctl("watch", "--json", "--exec", "true")
-        expect(both, status: 64, stdout: "")
-        #expect(String(decoding: both.stderr, as: UTF8.self).contains("--json and --exec do not go together"), "\(both)")
     }
 
     /// The command and its arguments reach it byte for byte, also when they are not UTF-8.

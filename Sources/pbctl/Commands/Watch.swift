@@ -16,7 +16,8 @@ struct Watch: AsyncParsableCommand {
             environment; a change replaced before its data could be read runs CMD with nothing \
             on stdin, and says so on stderr. A change that empties the pasteboard, and a \
             concealed copy (whose types are never announced), run CMD with nothing on stdin and \
-            PASTEBOARD_TYPES empty: secrets never reach a hook. Exits 69 when the bus goes away.
+            PASTEBOARD_TYPES empty: secrets never reach a hook. With --json too, each change's \
+            JSON line is printed before CMD runs for it. Exits 69 when the bus goes away.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -37,10 +38,6 @@ struct Watch: AsyncParsableCommand {
         // `--exec` takes the rest of the line; with nothing after it there is nothing to run.
         if exec.isEmpty, CommandLine.arguments.dropFirst().contains("--exec") {
             throw ValidationError("--exec needs a command to run, such as 'pbctl watch --exec notify-send copied'")
-        }
-        // With --exec nothing is printed: a --json there would be dropped without a word.
-        if json, !exec.isEmpty {
-            throw ValidationError("--json and --exec do not go together: with --exec nothing is printed, and the command gets each change in PASTEBOARD_NAME, PASTEBOARD_COUNT and PASTEBOARD_TYPES")
         }
     }
 

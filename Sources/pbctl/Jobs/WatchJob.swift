@@ -13,7 +13,8 @@ struct WatchJob: Job {
     var json: Bool
     /// First report the current state if its count is above this.
     var since: UInt64?
-    /// A command and its arguments to run per change; lines are printed when empty.
+    /// A command and its arguments to run per change; lines are printed when empty (and
+    /// before each run with `json`).
     var exec: [String]
 
     func run() async throws {
@@ -142,20 +143,24 @@ struct WatchJob: Job {
         for await pending in queue {
             let input = if let fetch = pending.fetch { await fetch.value } else { await Self.input(for: pending.change, server) }
             waiting.withLock { $0 -= 1 }
+            if json { printLine(pending.change) }
             try await runCommand(for: pending.change, input: input)
         }
     }
 
     private func report(_ change: Server.Change, _ server: Server) async throws {
-        if exec.isEmpty {
-            if json {
-                Output.line("{\"name\":\(Output.json(change.name)),\"count\":\(change.count),\"types\":\(Output.json(change.types))}")
-            } else {
-                Output.line(([change.name, String(change.count)] + change.types).joined(separator: " "))
-            }
-            return
-        }
+        if exec.isEmpty { return printLine(change) }
+        if json { printLine(change) }
         try await runCommand(for: change, input: await Self.input(for: change, server))
+    }
+
+    /// The change's line: `NAME COUNT TYPE...`, or with `--json` a JSON object.
+    private func printLine(_ change: Server.Change) {
+        if json {
+            Output.line("{\"name\":\(Output.json(change.name)),\"count\":\(change.count),\"types\":\(Output.json(change.types))}")
+        } else {
+            Output.line(([change.name, String(change.count)] + change.types).joined(separator: " "))
+        }
     }
 
     /// The change's best data, for the command's stdin: nothing when it has no types (a clear,
