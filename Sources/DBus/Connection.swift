@@ -271,6 +271,21 @@ public final class Connection: Sendable {
         }
     }
 
+    /// Follows who owns the well-known name `name`, so that a reply to a call made to it is
+    /// taken only from its owner (when the call left, or now) or, for an error, from the bus.
+    ///
+    /// The bus lets any client send a reply with any serial; without this, a reply to a call
+    /// to a well-known name is taken from anyone, as libdbus does. Calls to unique names are
+    /// always checked. Costs two calls to the bus, once; the owner is then kept from
+    /// `NameOwnerChanged`, in the order messages arrive.
+    public func followOwner(of name: String) async throws(DBusError) {
+        loop.submit { loop in loop.state.follow(name) }
+        let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
+        try await bus("AddMatch", [.string(rule.string)])
+        let owner = try await nameOwner(name)
+        loop.submit { loop in loop.state.settle(name, owner: owner) }
+    }
+
     /// The bus's own id (`GetId`): the same for as long as this bus runs, another for the next
     /// one. A unique name means a connection only together with it, since a new bus hands out
     /// the same names again.

@@ -12,17 +12,10 @@ final class ConnectionState {
         /// The unique name the reply must come from, when the call went to one (or to the bus
         /// itself); nil when it went to a well-known name, or on a connection without a bus.
         var replier: String? = nil
-
-        /// Whether `reply` may answer this call. The bus lets any client send a reply with any
-        /// serial to anyone, and stamps the true sender on it: a reply from another client than
-        /// the one called (say, one that watched the call go by and raced the callee's answer)
-        /// is not the answer, and is passed over. The bus itself answers for a callee that
-        /// cannot (it left, it never was), so its errors are taken too.
-        func accepts(_ reply: Message) -> Bool {
-            guard let replier else { return true }
-            let sender = reply.sender
-            return sender == replier || (sender == Self.bus && reply.type == .error)
-        }
+        /// The well-known name the call went to, when its owner is followed
+        /// (``ConnectionState/follow(_:)``), and who owned it when the call left.
+        var followedName: String? = nil
+        var ownerAtSend: String? = nil
 
         static let bus = "org.freedesktop.DBus"
 
@@ -46,6 +39,9 @@ final class ConnectionState {
     /// Set while a `Hello` sent without waiting is unanswered: its serial, and the messages
     /// held until the answer (see ``holds(_:)``).
     private var greeting: (serial: UInt32, held: [(message: Message, call: PendingCall?)])?
+    /// The well-known names whose owner is followed (``follow(_:)``): their owner (nil while
+    /// unknown or none), and whether it changed since following began.
+    private var followed: [String: (owner: String?, changed: Bool)] = [:]
 
     /// - Parameter helloSerial: the serial of a `Hello` sent without waiting for its answer.
     init(loop: EventLoop, helloSerial: UInt32? = nil) {
@@ -61,7 +57,12 @@ final class ConnectionState {
             return
         }
         var call = PendingCall(id: id, reply: reply, deadline: deadline)
-        call.replier = PendingCall.replier(for: message.destination)
+        let destination = message.destination
+        call.replier = PendingCall.replier(for: destination)
+        if call.replier == nil, let destination, let name = followed[destination] {
+            call.followedName = destination
+            call.ownerAtSend = name.owner
+        }
         if holds(message) {
             greeting?.held.append((message, call))
         } else {
@@ -204,6 +205,49 @@ final class ConnectionState {
         disconnectHandlers.removeAll()
     }
 
+    // MARK: Who may answer
+
+    /// Whether `reply` may answer `call`. The bus lets any client send a reply with any serial
+    /// to anyone, and stamps the true sender on it: a reply from another client than the one
+    /// called (say, one that watched the call go by and raced the callee's answer) is not the
+    /// answer, and is passed over. A call to a unique name is answered by that name; one to a
+    /// followed well-known name by its owner when the call left or now (it may have changed
+    /// hands in between); one to any other well-known name by anyone, as its owner is not
+    /// known here. The bus itself answers with an error for a callee that cannot (it left, it
+    /// never was), so its errors are taken too.
+    private func answers(_ call: PendingCall, with reply: Message) -> Bool {
+        if call.replier == nil, call.followedName == nil { return true }
+        let sender = reply.sender
+        if sender == PendingCall.bus, reply.type == .error { return true }
+        if let replier = call.replier { return sender == replier }
+        let current = call.followedName.flatMap { followed[$0]?.owner }
+        if call.ownerAtSend == nil, current == nil { return true }
+        return sender == call.ownerAtSend || sender == current
+    }
+
+    /// Starts following the owner of the well-known name `name`, unknown until ``settle(_:owner:)``
+    /// or a `NameOwnerChanged` says it (the caller asks the bus for both).
+    func follow(_ name: String) {
+        if followed[name] == nil { followed[name] = (nil, false) }
+    }
+
+    /// The owner the bus gave for `name` when asked: taken unless a `NameOwnerChanged` came
+    /// meanwhile, which is at least as recent.
+    func settle(_ name: String, owner: String?) {
+        guard let entry = followed[name], !entry.changed else { return }
+        followed[name] = (owner, false)
+    }
+
+    /// Keeps the owner of a followed name as the bus's `NameOwnerChanged` tells it, in the
+    /// order messages arrive: before any reply of the new owner, which the bus sends later.
+    private func noteOwnerChange(_ signal: Message) {
+        guard dbus_message_is_signal(signal.raw, PendingCall.bus, "NameOwnerChanged") != 0, signal.sender == PendingCall.bus else { return }
+        let arguments = signal.arguments()
+        guard arguments.count == 3, let name = arguments[0].stringValue, followed[name] != nil,
+              let owner = arguments[2].stringValue else { return }
+        followed[name] = (owner.isEmpty ? nil : owner, true)
+    }
+
     // MARK: Incoming messages
 
     func receive(_ message: Message) -> DBusHandlerResult {
@@ -213,7 +257,7 @@ final class ConnectionState {
                 greeted(message)
                 return DBUS_HANDLER_RESULT_HANDLED
             }
-            guard let call = pending[message.replySerial], call.accepts(message) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            guard let call = pending[message.replySerial], answers(call, with: message) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             pending[message.replySerial] = nil
             if let error = message.error {
                 call.reply.resume(returning: .failure(error))
@@ -222,6 +266,7 @@ final class ConnectionState {
             }
             return DBUS_HANDLER_RESULT_HANDLED
         case .signal:
+            if !followed.isEmpty { noteOwnerChange(message) }
             for subscription in subscriptions.values where subscription.rule.matches(message) {
                 subscription.continuation.yield(message)
             }

@@ -1,0 +1,105 @@
+import CDBus
+@testable import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Answers `Slow` after half a second, with its arguments and a word of its own.
+final class SlowEchoObject: DBusObject {
+    let introspectionXML = "<node/>"
+    let word: String
+
+    init(word: String) { self.word = word }
+
+    func handle(_ call: MethodCall) {
+        switch call.member {
+        case "Slow":
+            let word = self.word
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { call.reply([.string(word)]) }
+        case "Hang":
+            break
+        default:
+            call.fail(.unknownMethod("no \(call.member)"))
+        }
+    }
+
+    func properties(of interface: String) async throws(DBus.DBusError) -> [(name: String, value: DBusValue)] { [] }
+}
+
+/// The bus lets any client send a reply with any serial to anyone: a reply is taken only from
+/// the connection the call went to (its unique name, or the followed owner of its well-known
+/// name), or an error from the bus, which answers for a callee that cannot.
+struct ReplySenderTests {
+    let bus: TestBus
+    let server: Connection
+    let client: Connection
+    let attacker: Connection
+
+    init() async throws {
+        bus = try TestBus()
+        server = try Connection.connect(address: bus.address)
+        client = try Connection.connect(address: bus.address)
+        attacker = try Connection.connect(address: bus.address)
+        try server.export(SlowEchoObject(word: "genuine"), at: "/org/example/Slow")
+        #expect(try await server.requestName("org.example.Slow") == .primaryOwner)
+    }
+
+    /// Replies from `attacker` to `client` for every serial the client can have used so far,
+    /// saying "spoofed".
+    func spoofEveryRecentSerial() throws {
+        var spoofs: [Message] = []
+        for serial in UInt32(1)...300 {
+            let spoof = Message(taking: try #require(dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN)))
+            dbus_message_set_destination(spoof.raw, client.uniqueName)
+            dbus_message_set_reply_serial(spoof.raw, serial)
+            try Marshalling.append([.string("spoofed")], to: spoof.raw)
+            spoofs.append(spoof)
+        }
+        attacker.send(spoofs)
+    }
+
+    func slow(on destination: String) async throws -> [DBusValue] {
+        try await client.call(destination: destination, path: "/org/example/Slow", interface: "org.example.Slow", method: "Slow", timeout: .seconds(20))
+    }
+
+    @Test func aCallToAUniqueNameIsAnsweredOnlyByIt() async throws {
+        let call = Task { try await slow(on: server.uniqueName) }
+        try await Task.sleep(for: .milliseconds(100))
+        try spoofEveryRecentSerial()
+        #expect(try await call.value == [.string("genuine")])
+    }
+
+    @Test func aCallToAFollowedNameIsAnsweredOnlyByItsOwner() async throws {
+        try await client.followOwner(of: "org.example.Slow")
+        let call = Task { try await slow(on: "org.example.Slow") }
+        try await Task.sleep(for: .milliseconds(100))
+        try spoofEveryRecentSerial()
+        #expect(try await call.value == [.string("genuine")])
+    }
+
+    /// The owner is followed as it changes: the next owner's answers are taken.
+    @Test func aFollowedNameThatChangesHandsIsAnsweredByTheNewOwner() async throws {
+        try await client.followOwner(of: "org.example.Slow")
+        #expect(try await slow(on: "org.example.Slow") == [.string("genuine")])
+        server.close()
+        let next = try Connection.connect(address: bus.address)
+        defer { next.close() }
+        try next.export(SlowEchoObject(word: "next"), at: "/org/example/Slow")
+        #expect(await eventually(timeout: .seconds(10)) { (try? await next.requestName("org.example.Slow")) == .primaryOwner })
+        #expect(try await slow(on: "org.example.Slow") == [.string("next")])
+    }
+
+    /// The bus answers for a callee that leaves without answering: its error is taken.
+    @Test func theBusAnswersForACalleeThatLeaves() async throws {
+        let call = Task {
+            try await client.call(destination: server.uniqueName, path: "/org/example/Slow", interface: "org.example.Slow", method: "Hang", timeout: .seconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        server.close()
+        await #expect { try await call.value } throws: { error in
+            (error as? DBus.DBusError)?.name == DBus.DBusError.noReplyName
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+}
