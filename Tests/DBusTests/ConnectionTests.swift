@@ -33,17 +33,29 @@ final class EchoObject: DBusObject {
     }
 }
 
+/// A private bus, a connection serving an object under a well-known name, and a client.
+struct ServedObject {
+    let bus: TestBus
+    let server: Connection
+    let client: Connection
+
+    init(_ object: any DBusObject, at path: String, name: String) async throws {
+        bus = try TestBus()
+        server = try Connection.connect(address: bus.address)
+        client = try Connection.connect(address: bus.address)
+        try server.export(object, at: path)
+        #expect(try await server.requestName(name) == .primaryOwner)
+    }
+}
+
 struct ConnectionTests {
     let bus: TestBus
     let server: Connection
     let client: Connection
 
     init() async throws {
-        bus = try TestBus()
-        server = try Connection.connect(address: bus.address)
-        client = try Connection.connect(address: bus.address)
-        try server.export(EchoObject(), at: "/org/example/Echo")
-        #expect(try await server.requestName("org.example.Echo") == .primaryOwner)
+        let served = try await ServedObject(EchoObject(), at: "/org/example/Echo", name: "org.example.Echo")
+        (bus, server, client) = (served.bus, served.server, served.client)
     }
 
     func echo(_ values: [DBusValue]) async throws -> [DBusValue] {

@@ -36,12 +36,9 @@ struct ReplySenderTests {
     let attacker: Connection
 
     init() async throws {
-        bus = try TestBus()
-        server = try Connection.connect(address: bus.address)
-        client = try Connection.connect(address: bus.address)
+        let served = try await ServedObject(SlowEchoObject(word: "genuine"), at: "/org/example/Slow", name: "org.example.Slow")
+        (bus, server, client) = (served.bus, served.server, served.client)
         attacker = try Connection.connect(address: bus.address)
-        try server.export(SlowEchoObject(word: "genuine"), at: "/org/example/Slow")
-        #expect(try await server.requestName("org.example.Slow") == .primaryOwner)
     }
 
     /// Replies from `attacker` to `client` for every serial the client can have used so far,
