@@ -58,6 +58,25 @@ struct ExitStatusTests {
         #expect(ContinuousClock.now - started >= .seconds(24))
     }
 
+    /// A copy whose input is still coming when the server stops answering (its answer waits
+    /// for the whole input, so it has no timeout of its own) ends with 69 too: pbctl asks every
+    /// 10 s whether the server still answers.
+    @Test(.timeLimit(.minutes(2)))
+    func aServerThatStopsAnsweringDuringACopy() async throws {
+        let world = try await PbctlHarness()
+        let server = try #require(world.server)
+        // Not text (NULs), so streamed to the server as it comes once more than pbctl sends
+        // inline (1 MiB) is in; the input never ends.
+        let copying = try ChildProcess(try Paths.product("pbctl"), ["--address", world.bus.address, "copy"])
+        copying.write(Data(repeating: 0, count: 2 << 20))
+        try await Task.sleep(for: .seconds(1))
+        server.send(SIGSTOP)
+        defer { server.send(SIGCONT) }
+        let status = try await copying.wait(timeout: .seconds(90))
+        #expect(status == 69, "\(String(decoding: copying.stderr, as: UTF8.self))")
+        #expect(String(decoding: copying.stderr, as: UTF8.self).contains("did not answer"))
+    }
+
     /// `help` is a command too: `pbctl help help` describes it.
     @Test func helpOnHelp() async throws {
         let world = try await PbctlHarness(server: false)

@@ -124,6 +124,16 @@ public final class ChildProcess: Sendable {
         }.start()
     }
 
+    /// Writes `data` to the child's standard input and keeps it open, for a child that must
+    /// see input that has not ended. Waits until the pipe has taken all of it: the child must
+    /// be reading.
+    public func write(_ data: Data) {
+        input.withLock { handle in
+            signal(SIGPIPE, SIG_IGN)
+            try? handle?.write(contentsOf: data)
+        }
+    }
+
     /// The exit status (128 + the signal number for a signal), or nil while it runs.
     public var exitStatus: Int32? {
         status.withLock { status in

@@ -71,7 +71,8 @@ final class Server: Sendable {
             entries.append((.string(type), .unixFD(try PasteboardInterface.descriptor(sending: fd))))
         }
         let item = DBusValue.dictionary(key: "s", value: "h", entries)
-        _ = try await call("WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), options.encoded])
+        let arguments: [DBusValue] = [.string(name), .array(element: "a{sh}", [item]), options.encoded]
+        try await whileTheServerAnswers { _ = try await self.call("WriteItemsFd", arguments) }
     }
 
     /// Every type of every item, with the change count they belong to.
@@ -139,6 +140,41 @@ final class Server: Sendable {
     /// Makes the generation `count` current again; returns the new change count.
     func restore(_ name: String, count: UInt64) async throws -> UInt64 {
         try await call("Restore", [.string(name), .uint64(count)]).first?.uint64Value ?? 0
+    }
+
+    /// How often a call that may rightly take long asks whether the server still answers.
+    static let livenessInterval: Duration = .seconds(10)
+
+    /// Runs `work`, a call without a timeout (`WriteItemsFd` waits for the whole input), while
+    /// asking the server every ``livenessInterval`` whether it still answers (`Peer.Ping`,
+    /// which its bus thread answers while its queue reads the input): a server stopped or hung
+    /// meanwhile ends it with ``Unreachable`` after ``answerTimeout``, as any other call does,
+    /// rather than pbctl waiting for ever.
+    private func whileTheServerAnswers(_ work: @escaping @Sendable () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: Self.livenessInterval)
+                    try await self.ping()
+                }
+            }
+            defer { group.cancelAll() }
+            // The first to end: the work, or the ping that found no server.
+            try await group.next()
+        }
+    }
+
+    private func ping() async throws {
+        do {
+            let message = try Message.methodCall(
+                destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
+                interface: "org.freedesktop.DBus.Peer", method: "Ping")
+            message.setAutoStart(false)
+            _ = try await connection.call(message, timeout: Self.answerTimeout)
+        } catch {
+            throw translate(error)
+        }
     }
 
     // MARK: Signals
