@@ -128,4 +128,22 @@ struct PasteTests {
         writing.set()
         #expect(try await writer.value > 20, "the writer wrote too little to meet the pastes")
     }
+
+    /// A paste of a promise whose writer takes longer than pbctl's first wait for a read
+    /// (10 s) and than D-Bus's usual 25 s (the server allows the writer 60 s here) still comes:
+    /// the server answers pings meanwhile, so pbctl asks again and waits.
+    @Test(.timeLimit(.minutes(2)))
+    func aSlowProviderIsWaitedFor() async throws {
+        let world = try await PbctlHarness(limits: ["provider-timeout-ms=60000"])
+        let writer = try Connection.connect(address: world.bus.address)
+        defer { writer.close() }
+        let provider = AnsweringProvider(["text/plain;charset=utf-8": Array("slowly".utf8)], delaySeconds: 30)
+        try writer.export(provider, at: "/org/pasteboardd/Provider1")
+        _ = try await writer.call(
+            destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
+            method: "WritePromised", arguments: [.string("general"), .array(element: "as", [.strings(["text/plain;charset=utf-8"])]), .dictionary(key: "s", value: "v", [])])
+        let pasted = try await runProgram(try Paths.product("pbctl"), ["--address", world.bus.address, "paste"], timeout: .seconds(90))
+        #expect(pasted.status == 0, "\(pasted)")
+        #expect(pasted.out == "slowly")
+    }
 }

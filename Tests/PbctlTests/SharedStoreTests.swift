@@ -711,15 +711,17 @@ struct SharedStoreTests {
     }
 }
 
-/// A writer's `org.pasteboardd.Provider1`: answers `Provide` from a table, recording each type
-/// asked for.
+/// A writer's `org.pasteboardd.Provider1`: answers `Provide` from a table (after `delay`),
+/// recording each type asked for.
 final class AnsweringProvider: DBusObject {
     let introspectionXML = "<node/>"
     let data: [String: [UInt8]]
+    let delay: Double
     let asked = Mutex<[String]>([])
 
-    init(_ data: [String: [UInt8]]) {
+    init(_ data: [String: [UInt8]], delaySeconds: Double = 0) {
         self.data = data
+        delay = delaySeconds
     }
 
     func handle(_ call: MethodCall) {
@@ -728,7 +730,8 @@ final class AnsweringProvider: DBusObject {
         }
         asked.withLock { $0.append(type) }
         guard let bytes = data[type] else { return call.fail(.failed("no such type")) }
-        call.reply([.bytes(bytes)])
+        guard delay > 0 else { return call.reply([.bytes(bytes)]) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { call.reply([.bytes(bytes)]) }
     }
 
     func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] { [] }

@@ -71,8 +71,7 @@ final class Server: Sendable {
             entries.append((.string(type), .unixFD(try PasteboardInterface.descriptor(sending: fd))))
         }
         let item = DBusValue.dictionary(key: "s", value: "h", entries)
-        let arguments: [DBusValue] = [.string(name), .array(element: "a{sh}", [item]), options.encoded]
-        try await whileTheServerAnswers { _ = try await self.call("WriteItemsFd", arguments) }
+        _ = try await call("WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), options.encoded])
     }
 
     /// Every type of every item, with the change count they belong to.
@@ -118,16 +117,19 @@ final class Server: Sendable {
 
     /// The entries of a dictionary property of the interface (`Desktop`, `Limits`).
     private func property(_ name: String) async throws -> [(key: DBusValue, value: DBusValue)] {
-        let reply: Message
+        let message: Message
         do {
-            let message = try Message.methodCall(
+            message = try Message.methodCall(
                 destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
                 interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: [.string(PasteboardInterface.name), .string(name)])
-            reply = try await connection.call(message, timeout: Self.answerTimeout)
         } catch {
             throw translate(error)
         }
-        return reply.arguments().first?.variantValue?.dictionaryEntries ?? []
+        do throws(DBusError) {
+            return try await connection.call(message, timeout: Self.answerTimeout).arguments().first?.variantValue?.dictionaryEntries ?? []
+        } catch {
+            throw translate(error)
+        }
     }
 
     typealias HistoryEntry = PasteboardHistoryEntry
@@ -142,17 +144,25 @@ final class Server: Sendable {
         try await call("Restore", [.string(name), .uint64(count)]).first?.uint64Value ?? 0
     }
 
-    /// How often a call that may rightly take long asks whether the server still answers.
+    /// How often a call not yet answered asks whether the server still answers.
     static let livenessInterval: Duration = .seconds(10)
 
-    /// Runs `work`, a call without a timeout (`WriteItemsFd` waits for the whole input), while
-    /// asking the server every ``livenessInterval`` whether it still answers (`Peer.Ping`,
-    /// which its bus thread answers while its queue reads the input): a server stopped or hung
-    /// meanwhile ends it with ``Unreachable`` after ``answerTimeout``, as any other call does,
-    /// rather than pbctl waiting for ever.
-    private func whileTheServerAnswers(_ work: @escaping @Sendable () async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await work() }
+    /// The server's reply to `message`, however long it takes (a paste waits for the app that
+    /// promised the data, a copy's `WriteItemsFd` for the whole input), as long as the server
+    /// still answers: every ``livenessInterval`` without a reply, it is asked `Peer.Ping`,
+    /// which its bus thread answers whatever its queue is doing. A server stopped or hung
+    /// (holding its name, answering nothing) ends the call with ``Unreachable`` once a ping
+    /// goes unanswered for ``answerTimeout``, rather than pbctl waiting for ever; a quick
+    /// answer costs no ping at all.
+    private func answer(to message: Message) async throws -> Message {
+        try await withThrowingTaskGroup(of: Message?.self) { group in
+            group.addTask { [connection] in
+                do throws(DBusError) {
+                    return try await connection.call(message)
+                } catch {
+                    throw self.translate(error)
+                }
+            }
             group.addTask {
                 while true {
                     try await Task.sleep(for: Self.livenessInterval)
@@ -160,8 +170,9 @@ final class Server: Sendable {
                 }
             }
             defer { group.cancelAll() }
-            // The first to end: the work, or the ping that found no server.
-            try await group.next()
+            // The first to end: the call, or the ping that found no server.
+            guard let reply = try await group.next() ?? nil else { throw CancellationError() }
+            return reply
         }
     }
 
@@ -210,16 +221,40 @@ final class Server: Sendable {
         }
     }
 
-    /// How long a call may go unanswered before pbctl gives up on the server (D-Bus's usual
-    /// 25 s): a server that holds its name but does not answer (stopped, hung) must not hang
-    /// a script for ever. `WriteItemsFd` has none: its answer comes once the server has read
-    /// the whole input, which a slow producer (`tar c / | pbctl copy`) may take hours to give.
+    /// How long pbctl waits for an answer before it gives up on the server (D-Bus's usual
+    /// 25 s): for a call the server answers at once, and for a `Peer.Ping`.
     static let answerTimeout: Duration = .seconds(25)
 
+    /// Whether `method` is a read whose answer may wait on someone else: the app that promised
+    /// the data, which the server asks first (for as long as its limits allow).
+    static func isPatient(_ method: String) -> Bool {
+        method == "ReadBest" || method == "ReadData" || method == "ReadFd"
+    }
+
+    /// Calls `method`, and gives up on a server that no longer answers (stopped, or hung while
+    /// holding its name) rather than waiting for ever.
+    ///
+    /// Most calls are answered at once: they get ``answerTimeout``. `WriteItemsFd`'s answer
+    /// rightly waits for the whole input: it is watched by ``answer(to:)``. A read that may
+    /// wait on a provider gets ``livenessInterval``, and when that passes is asked again under
+    /// ``answer(to:)`` (a read changes nothing; the server keeps what the provider gave, so
+    /// the second asking takes it up where the first left it): a quick read starts no timer of
+    /// the runtime's, whose thread would cost a paste more than the rest of it.
     private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        do {
-            let timeout = method == "WriteItemsFd" ? nil : Self.answerTimeout
+        if method == "WriteItemsFd" { return try await answer(to: try message(method, arguments)).arguments() }
+        let patient = Self.isPatient(method)
+        do throws(DBusError) {
+            let timeout = patient ? Self.livenessInterval : Self.answerTimeout
             return try await connection.call(try PasteboardInterface.call(method, arguments), timeout: timeout).arguments()
+        } catch {
+            guard patient, error.name == DBusError.noReplyName else { throw translate(error) }
+        }
+        return try await answer(to: try message(method, arguments)).arguments()
+    }
+
+    private func message(_ method: String, _ arguments: [DBusValue]) throws -> Message {
+        do throws(DBusError) {
+            return try PasteboardInterface.call(method, arguments)
         } catch {
             throw translate(error)
         }
