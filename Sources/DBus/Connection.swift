@@ -281,8 +281,13 @@ public final class Connection: Sendable {
     public func followOwner(of name: String) async throws(DBusError) {
         loop.submit { loop in loop.state.follow(name) }
         let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
-        try await bus("AddMatch", [.string(rule.string)])
-        let owner = try await nameOwner(name)
+        try await bus("AddMatch", [.string(rule.string)], timeout: .seconds(25))
+        let owner: String?
+        do {
+            owner = try await bus("GetNameOwner", [.string(name)], timeout: .seconds(25)).first?.stringValue
+        } catch where error.name == DBusError.nameHasNoOwnerName {
+            owner = nil
+        }
         loop.submit { loop in loop.state.settle(name, owner: owner) }
     }
 

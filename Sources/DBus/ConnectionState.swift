@@ -16,6 +16,8 @@ final class ConnectionState {
         /// (``ConnectionState/follow(_:)``), and who owned it when the call left.
         var followedName: String? = nil
         var ownerAtSend: String? = nil
+        /// How many owner changes of `followedName` had been seen when the call left.
+        var changesAtSend = 0
 
         static let bus = "org.freedesktop.DBus"
 
@@ -39,9 +41,19 @@ final class ConnectionState {
     /// Set while a `Hello` sent without waiting is unanswered: its serial, and the messages
     /// held until the answer (see ``holds(_:)``).
     private var greeting: (serial: UInt32, held: [(message: Message, call: PendingCall?)])?
-    /// The well-known names whose owner is followed (``follow(_:)``): their owner (nil while
-    /// unknown or none), and whether it changed since following began.
-    private var followed: [String: (owner: String?, changed: Bool)] = [:]
+    /// What is known of a followed name's owner.
+    private struct FollowedName {
+        /// Nil while unknown, or while nobody owns it.
+        var owner: String?
+        /// The owner changes seen since following began (``settle(_:owner:)`` gives way to any).
+        var changes = 0
+        /// The owners the latest changes made, with their change's number: a call may be
+        /// answered by an owner that came after it left, and went again before the answer.
+        var recentOwners: [(change: Int, owner: String)] = []
+    }
+
+    /// The well-known names whose owner is followed (``follow(_:)``).
+    private var followed: [String: FollowedName] = [:]
 
     /// - Parameter helloSerial: the serial of a `Hello` sent without waiting for its answer.
     init(loop: EventLoop, helloSerial: UInt32? = nil) {
@@ -62,6 +74,7 @@ final class ConnectionState {
         if call.replier == nil, let destination, let name = followed[destination] {
             call.followedName = destination
             call.ownerAtSend = name.owner
+            call.changesAtSend = name.changes
         }
         if holds(message) {
             greeting?.held.append((message, call))
@@ -220,22 +233,25 @@ final class ConnectionState {
         let sender = reply.sender
         if sender == PendingCall.bus, reply.type == .error { return true }
         if let replier = call.replier { return sender == replier }
-        let current = call.followedName.flatMap { followed[$0]?.owner }
-        if call.ownerAtSend == nil, current == nil { return true }
-        return sender == call.ownerAtSend || sender == current
+        guard let name = call.followedName.flatMap({ followed[$0] }) else { return true }
+        let since = name.recentOwners.filter { $0.change > call.changesAtSend }.map(\.owner)
+        // Nobody known to own it, then or since: nothing to check against.
+        if call.ownerAtSend == nil, name.owner == nil, since.isEmpty { return true }
+        guard let sender else { return false }
+        return sender == call.ownerAtSend || sender == name.owner || since.contains(sender)
     }
 
     /// Starts following the owner of the well-known name `name`, unknown until ``settle(_:owner:)``
     /// or a `NameOwnerChanged` says it (the caller asks the bus for both).
     func follow(_ name: String) {
-        if followed[name] == nil { followed[name] = (nil, false) }
+        if followed[name] == nil { followed[name] = FollowedName() }
     }
 
     /// The owner the bus gave for `name` when asked: taken unless a `NameOwnerChanged` came
     /// meanwhile, which is at least as recent.
     func settle(_ name: String, owner: String?) {
-        guard let entry = followed[name], !entry.changed else { return }
-        followed[name] = (owner, false)
+        guard followed[name]?.changes == 0 else { return }
+        followed[name]?.owner = owner
     }
 
     /// Keeps the owner of a followed name as the bus's `NameOwnerChanged` tells it, in the
@@ -245,7 +261,11 @@ final class ConnectionState {
         let arguments = signal.arguments()
         guard arguments.count == 3, let name = arguments[0].stringValue, followed[name] != nil,
               let owner = arguments[2].stringValue else { return }
-        followed[name] = (owner.isEmpty ? nil : owner, true)
+        followed[name]?.changes += 1
+        followed[name]?.owner = owner.isEmpty ? nil : owner
+        guard !owner.isEmpty, let change = followed[name]?.changes else { return }
+        followed[name]?.recentOwners.append((change, owner))
+        if followed[name]!.recentOwners.count > 8 { followed[name]?.recentOwners.removeFirst() }
     }
 
     // MARK: Incoming messages

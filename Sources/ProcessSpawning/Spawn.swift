@@ -48,7 +48,19 @@ public func spawn(
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    let descriptors = [standardInput, standardOutput, standardError] + passing
+    // The actions run in order: a passed descriptor numbered like a target made before it
+    // would be that target by then. Such a one is passed through a copy above every target.
+    let count = Int32(3 + passing.count)
+    var copies: [Int32] = []
+    defer { copies.forEach { close($0) } }
+    let passed = passing.map { redirection -> Redirection in
+        guard case .duplicate(let source) = redirection, source < count else { return redirection }
+        let copy = fcntl(source, F_DUPFD_CLOEXEC, count)
+        guard copy >= 0 else { return redirection }
+        copies.append(copy)
+        return .duplicate(copy)
+    }
+    let descriptors = [standardInput, standardOutput, standardError] + passed
     for (fd, redirection) in descriptors.enumerated() {
         switch redirection {
         case .open(let path, let flags, let mode): posix_spawn_file_actions_addopen(&actions, Int32(fd), path, flags, mode)

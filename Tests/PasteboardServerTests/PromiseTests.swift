@@ -12,6 +12,8 @@ final class TestProvider: DBusObject {
     let answers: Bool
     let delay: Double
     let calls = Mutex<[[DBusValue]]>([])
+    /// The serial of each call, as the server numbered it.
+    let serials = Mutex<[UInt32]>([])
 
     init(_ data: [String: [UInt8]], answers: Bool = true, delaySeconds: Double = 0) {
         self.data = data
@@ -22,6 +24,7 @@ final class TestProvider: DBusObject {
     func handle(_ call: MethodCall) {
         guard call.member == "Provide", call.signature == "stus" else { return call.fail(.unknownMethod("no \(call.member)")) }
         calls.withLock { $0.append(call.arguments) }
+        serials.withLock { $0.append(call.message.serial) }
         guard answers else { return }
         guard let bytes = data[call.arguments[3].stringValue ?? ""] else { return call.fail(.failed("no such type")) }
         guard delay > 0 else { return call.reply([.bytes(bytes)]) }

@@ -38,5 +38,8 @@ struct ProviderAnswerTests {
         // What the server kept, and serves to every later reader, is the writer's too.
         #expect(try await h.readData("text/plain", in: "p") == (1, Array("genuine".utf8)))
         #expect(provider.calls.withLock { $0.count } == 1)
+        // The spoofs did answer the call's serial: the check above could fail.
+        let serial = try #require(provider.serials.withLock { $0.first })
+        #expect(serial > written.serial && serial <= written.serial + 500, "Provide was call \(serial), the write's reply \(written.serial)")
     }
 }

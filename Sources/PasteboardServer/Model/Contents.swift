@@ -44,15 +44,12 @@ struct PasteboardEntry: Sendable {
     /// Earlier contents, newest first (never concealed or transient ones).
     var history: [Generation] = []
 
-    /// Whether these contents may be listed by `History` and restored: not empty, and neither
-    /// concealed nor transient. (Owner-only items enter it with their owner, so a restored one
-    /// stays private; a restored promise is asked of its writer like the original.)
-    var entersHistory: Bool { !items.isEmpty && !isVolatile }
-    /// Whether these contents stay in the history once replaced: those listed, unless written
-    /// to expire (`expires-in-ms`). Contents meant to go away after a while must not come back
-    /// from the history after it, by whatever change replaced them: the expiry's own clear,
-    /// or a write before it.
-    var staysInHistory: Bool { entersHistory && expiresAt == nil }
+    /// Whether these contents may be listed by `History` and restored: not empty, neither
+    /// concealed nor transient, and not written to expire (contents meant to go away after a
+    /// while must not come back from the history, nor be restored as lasting ones). (Owner-only
+    /// items enter it with their owner, so a restored one stays private; a restored promise is
+    /// asked of its writer like the original.)
+    var entersHistory: Bool { !items.isEmpty && !isVolatile && expiresAt == nil }
 
     /// Whether some item was written `owner-only`: reading it needs the caller's process.
     var hasOwnerOnlyItems: Bool { items.contains { $0.ownerPID != nil } }

@@ -341,7 +341,7 @@ final class PasteboardService: @unchecked Sendable {
 
     // MARK: History (on `queue`)
 
-    /// The current contents (unless concealed or transient), then earlier ones,
+    /// The current contents (unless concealed, transient or expiring), then earlier ones,
     /// newest first; at most `limit` entries, or `history-depth` when `limit` is 0.
     func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
         let entry = entry(name)
@@ -442,8 +442,8 @@ final class PasteboardService: @unchecked Sendable {
         if removed {
             entry.history = []
             pruned = []
-        } else if old.staysInHistory {
-            // Concealed and transient contents never enter the history, expiring ones leave it.
+        } else if old.entersHistory {
+            // Concealed, transient and expiring contents never enter the history.
             (entry.history, pruned) = history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), before: entry, limits)
             // Unless it alone is over the limits, and went at once.
             keepsPrevious = !entry.history.isEmpty
