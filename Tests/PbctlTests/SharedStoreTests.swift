@@ -475,8 +475,10 @@ struct SharedStoreTests {
         try await Task.sleep(for: .seconds(1))
         #expect(await eventually { (try? await hosts.a.pbctl("paste").status) == 1 })
         try await hosts.database.start()
-        _ = try await hosts.a.waitForCount(above: written)
-        _ = try await hosts.b.waitForCount(above: written)
+        // The database starting again, each server reconnecting (every second) and B hearing
+        // of A's clear take a while on a loaded machine: more than 20 s was seen once.
+        _ = try await hosts.a.waitForCount(above: written, timeout: .seconds(60))
+        _ = try await hosts.b.waitForCount(above: written, timeout: .seconds(60))
         #expect(try await hosts.a.pbctl("paste").status == 1)
     }
 
