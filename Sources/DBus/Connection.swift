@@ -263,9 +263,9 @@ public final class Connection: Sendable {
     }
 
     /// The unique name owning `name`, or nil when nobody does.
-    public func nameOwner(_ name: String) async throws(DBusError) -> String? {
+    public func nameOwner(_ name: String, timeout: Duration? = nil) async throws(DBusError) -> String? {
         do {
-            return try await bus("GetNameOwner", [.string(name)]).first?.stringValue
+            return try await bus("GetNameOwner", [.string(name)], timeout: timeout).first?.stringValue
         } catch where error.name == DBusError.nameHasNoOwnerName {
             return nil
         }
@@ -280,14 +280,8 @@ public final class Connection: Sendable {
     /// `NameOwnerChanged`, in the order messages arrive.
     public func followOwner(of name: String) async throws(DBusError) {
         loop.submit { loop in loop.state.follow(name) }
-        let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
-        try await bus("AddMatch", [.string(rule.string)], timeout: .seconds(25))
-        let owner: String?
-        do {
-            owner = try await bus("GetNameOwner", [.string(name)], timeout: .seconds(25)).first?.stringValue
-        } catch where error.name == DBusError.nameHasNoOwnerName {
-            owner = nil
-        }
+        try await bus("AddMatch", [.string(MatchRule.ownerChanges(of: name).string)], timeout: .seconds(25))
+        let owner = try await nameOwner(name, timeout: .seconds(25))
         loop.submit { loop in loop.state.settle(name, owner: owner) }
     }
 

@@ -9,23 +9,28 @@ final class ConnectionState {
         let id: UInt64
         let reply: Reply
         let deadline: UInt64?
-        /// The unique name the reply must come from, when the call went to one (or to the bus
-        /// itself); nil when it went to a well-known name, or on a connection without a bus.
-        var replier: String? = nil
-        /// The well-known name the call went to, when its owner is followed
-        /// (``ConnectionState/follow(_:)``), and who owned it when the call left.
-        var followedName: String? = nil
-        var ownerAtSend: String? = nil
-        /// How many owner changes of `followedName` had been seen when the call left.
-        var changesAtSend = 0
+        var replier = Replier.anyone
 
         static let bus = "org.freedesktop.DBus"
+    }
 
-        /// Who must answer a call to `destination`: a unique name (`:1.42`), or the bus.
-        static func replier(for destination: String?) -> String? {
-            guard let destination, destination.hasPrefix(":") || destination == bus else { return nil }
-            return destination
-        }
+    /// Who may answer a call (see ``answers(_:with:)``).
+    private enum Replier {
+        /// A well-known name whose owner is not known here.
+        case anyone
+        /// A unique name (`:1.42`), or the bus itself.
+        case connection(String)
+        /// A followed well-known name (``follow(_:)``): who owned it when the call left, and
+        /// how many of its owner changes had been seen then.
+        case owner(of: String, then: String?, changesSeen: Int)
+    }
+
+    /// Who may answer a call to `destination`.
+    private func replier(for destination: String?) -> Replier {
+        guard let destination else { return .anyone }
+        if destination.hasPrefix(":") || destination == PendingCall.bus { return .connection(destination) }
+        guard let name = followed[destination] else { return .anyone }
+        return .owner(of: destination, then: name.owner, changesSeen: name.changes)
     }
 
     private unowned let loop: EventLoop
@@ -69,13 +74,7 @@ final class ConnectionState {
             return
         }
         var call = PendingCall(id: id, reply: reply, deadline: deadline)
-        let destination = message.destination
-        call.replier = PendingCall.replier(for: destination)
-        if call.replier == nil, let destination, let name = followed[destination] {
-            call.followedName = destination
-            call.ownerAtSend = name.owner
-            call.changesAtSend = name.changes
-        }
+        call.replier = replier(for: message.destination)
         if holds(message) {
             greeting?.held.append((message, call))
         } else {
@@ -229,16 +228,22 @@ final class ConnectionState {
     /// known here. The bus itself answers with an error for a callee that cannot (it left, it
     /// never was), so its errors are taken too.
     private func answers(_ call: PendingCall, with reply: Message) -> Bool {
-        if call.replier == nil, call.followedName == nil { return true }
+        if case .anyone = call.replier { return true }
         let sender = reply.sender
         if sender == PendingCall.bus, reply.type == .error { return true }
-        if let replier = call.replier { return sender == replier }
-        guard let name = call.followedName.flatMap({ followed[$0] }) else { return true }
-        let since = name.recentOwners.filter { $0.change > call.changesAtSend }.map(\.owner)
-        // Nobody known to own it, then or since: nothing to check against.
-        if call.ownerAtSend == nil, name.owner == nil, since.isEmpty { return true }
-        guard let sender else { return false }
-        return sender == call.ownerAtSend || sender == name.owner || since.contains(sender)
+        switch call.replier {
+        case .anyone:
+            return true
+        case .connection(let name):
+            return sender == name
+        case .owner(let wellKnown, let then, let changesSeen):
+            guard let name = followed[wellKnown] else { return true }
+            let since = name.recentOwners.filter { $0.change > changesSeen }.map(\.owner)
+            // Nobody known to own it, then or since: nothing to check against.
+            if then == nil, name.owner == nil, since.isEmpty { return true }
+            guard let sender else { return false }
+            return sender == then || sender == name.owner || since.contains(sender)
+        }
     }
 
     /// Starts following the owner of the well-known name `name`, unknown until ``settle(_:owner:)``
@@ -259,13 +264,15 @@ final class ConnectionState {
     private func noteOwnerChange(_ signal: Message) {
         guard dbus_message_is_signal(signal.raw, PendingCall.bus, "NameOwnerChanged") != 0, signal.sender == PendingCall.bus else { return }
         let arguments = signal.arguments()
-        guard arguments.count == 3, let name = arguments[0].stringValue, followed[name] != nil,
+        guard arguments.count == 3, let name = arguments[0].stringValue, var entry = followed[name],
               let owner = arguments[2].stringValue else { return }
-        followed[name]?.changes += 1
-        followed[name]?.owner = owner.isEmpty ? nil : owner
-        guard !owner.isEmpty, let change = followed[name]?.changes else { return }
-        followed[name]?.recentOwners.append((change, owner))
-        if followed[name]!.recentOwners.count > 8 { followed[name]?.recentOwners.removeFirst() }
+        entry.changes += 1
+        entry.owner = owner.isEmpty ? nil : owner
+        if !owner.isEmpty {
+            entry.recentOwners.append((entry.changes, owner))
+            if entry.recentOwners.count > 8 { entry.recentOwners.removeFirst() }
+        }
+        followed[name] = entry
     }
 
     // MARK: Incoming messages

@@ -23,6 +23,12 @@ public struct MatchRule: Sendable, Hashable {
         self.arg0 = arg0
     }
 
+    /// The bus's `NameOwnerChanged` signals for the well-known name `name`: each time it gets
+    /// an owner, changes hands or is let go.
+    public static func ownerChanges(of name: String) -> MatchRule {
+        MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: name)
+    }
+
     /// The rule as the bus's `AddMatch` takes it.
     public var string: String {
         var parts = ["type='signal'"]

@@ -220,7 +220,7 @@ public final class PasteboardProxy: Sendable {
     /// Yields whenever the server's bus name gets a new owner (the server started or
     /// restarted); not when the server stops.
     public func serverRestarts() async throws -> AsyncStream<Void> {
-        let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: Self.busName)
+        let rule = MatchRule.ownerChanges(of: Self.busName)
         let signals: AsyncStream<Message>
         do {
             signals = try await connection.signals(matching: rule)

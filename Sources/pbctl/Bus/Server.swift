@@ -125,11 +125,7 @@ final class Server: Sendable {
         } catch {
             throw translate(error)
         }
-        do throws(DBusError) {
-            return try await connection.call(message, timeout: Self.answerTimeout).arguments().first?.variantValue?.dictionaryEntries ?? []
-        } catch {
-            throw translate(error)
-        }
+        return try await reply(to: message, within: Self.answerTimeout).arguments().first?.variantValue?.dictionaryEntries ?? []
     }
 
     typealias HistoryEntry = PasteboardHistoryEntry
@@ -156,13 +152,7 @@ final class Server: Sendable {
     /// answer costs no ping at all.
     private func answer(to message: Message) async throws -> Message {
         try await withThrowingTaskGroup(of: Message?.self) { group in
-            group.addTask { [connection] in
-                do throws(DBusError) {
-                    return try await connection.call(message)
-                } catch {
-                    throw self.translate(error)
-                }
-            }
+            group.addTask { try await self.reply(to: message, within: nil) }
             group.addTask {
                 while true {
                     try await Task.sleep(for: Self.livenessInterval)
@@ -177,12 +167,23 @@ final class Server: Sendable {
     }
 
     private func ping() async throws {
+        let message: Message
         do {
-            let message = try Message.methodCall(
+            message = try Message.methodCall(
                 destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
                 interface: "org.freedesktop.DBus.Peer", method: "Ping")
-            message.setAutoStart(false)
-            _ = try await connection.call(message, timeout: Self.answerTimeout)
+        } catch {
+            throw translate(error)
+        }
+        message.setAutoStart(false)
+        _ = try await reply(to: message, within: Self.answerTimeout)
+    }
+
+    /// The reply to `message`, waited for at most `timeout` (nil: for ever); the server's
+    /// errors as ``translate(_:)`` makes them.
+    private func reply(to message: Message, within timeout: Duration?) async throws -> Message {
+        do throws(DBusError) {
+            return try await connection.call(message, timeout: timeout)
         } catch {
             throw translate(error)
         }
@@ -204,7 +205,7 @@ final class Server: Sendable {
     /// One element each time pasteboardd takes its name on the bus (started again, say), from
     /// the moment this returns: the changes made while it was away were never signalled.
     func restarts() async throws -> some AsyncSequence<Void, Never> & Sendable {
-        let rule = MatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: PasteboardInterface.busName)
+        let rule = MatchRule.ownerChanges(of: PasteboardInterface.busName)
         return try await signals(matching: rule).compactMap { @Sendable signal -> Void? in
             let arguments = signal.arguments()
             return arguments.count == 3 && !(arguments[2].stringValue ?? "").isEmpty ? () : nil
@@ -242,13 +243,13 @@ final class Server: Sendable {
     /// the runtime's, whose thread would cost a paste more than the rest of it.
     private func call(_ method: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         if method == "WriteItemsFd" { return try await answer(to: try message(method, arguments)).arguments() }
-        let patient = Self.isPatient(method)
+        guard Self.isPatient(method) else { return try await reply(to: try message(method, arguments), within: Self.answerTimeout).arguments() }
         do throws(DBusError) {
-            let timeout = patient ? Self.livenessInterval : Self.answerTimeout
-            return try await connection.call(try PasteboardInterface.call(method, arguments), timeout: timeout).arguments()
+            return try await connection.call(try PasteboardInterface.call(method, arguments), timeout: Self.livenessInterval).arguments()
         } catch {
-            guard patient, error.name == DBusError.noReplyName else { throw translate(error) }
+            guard error.name == DBusError.noReplyName else { throw translate(error) }
         }
+        // A message leaves once: the read is asked again with a new one.
         return try await answer(to: try message(method, arguments)).arguments()
     }
 
