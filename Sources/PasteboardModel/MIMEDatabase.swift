@@ -171,6 +171,13 @@ public struct MIMEDatabase: Sendable {
         return (try? PasteboardType(validating: canonical + parameters)) ?? type
     }
 
+    /// The type `type` names, whatever its spelling: a declared identifier as its MIME type,
+    /// a MIME alias as its canonical type. Two types with equal keys are one type (what an
+    /// exact read takes), beyond what `PasteboardType`'s `==` (case, spaces) already says.
+    public func sameTypeKey(_ type: PasteboardType) -> PasteboardType {
+        resolvingAliases(declaredMIME(type))
+    }
+
     /// The lowercased ancestors of a MIME essence with their distances, itself excluded.
     public func supertypes(of type: PasteboardType) -> [String: Int] {
         let type = declaredMIME(type)

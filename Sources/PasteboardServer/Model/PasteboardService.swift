@@ -216,29 +216,20 @@ final class PasteboardService: @unchecked Sendable {
     /// The representation of exactly `type` in item `index`.
     func read(_ name: PasteboardName, item index: UInt32, type: PasteboardType, expect: UInt64, callerPID: UInt32? = nil) throws(PasteboardError) -> (count: UInt64, representation: Representation) {
         let (entry, item) = try locate(name, item: index, expect: expect, callerPID: callerPID)
-        guard let representation = item.representation(of: type) ?? representation(declaredAs: type, in: item) ?? representation(aliasOf: type, in: item) else {
+        guard let representation = item.representation(of: type) ?? representation(spelledOtherwise: type, in: item) else {
             throw .noSuchType("item \(index) of '\(name)' has no \(type) data; it offers \(Self.list(item.types))")
         }
         return (entry.count, representation)
     }
 
-    /// Data stored under an identifier before the identifier was declared (`com.example.todo`)
-    /// is data of the declared MIME type, which is what a request for either spelling now
-    /// names. Looked for only when the exact type is missing and the item has identifiers.
-    private func representation(declaredAs type: PasteboardType, in item: Item) -> Representation? {
-        guard type.isMIME, item.representations.contains(where: { !$0.type.isMIME }) else { return nil }
+    /// The representation of another spelling of `type` than the item's: a MIME alias
+    /// (`text/rtf` and `application/rtf`), or a declared identifier and its MIME type (data
+    /// stored as `com.example.todo` before it was declared). Looked for only when the exact
+    /// spelling is missing.
+    private func representation(spelledOtherwise type: PasteboardType, in item: Item) -> Representation? {
         let types = self.types
-        return item.representations.first { !$0.type.isMIME && types.declaredMIME($0.type) == type }
-    }
-
-    /// Data stored under another name of the same MIME type in the database's aliases
-    /// (`text/rtf` and `application/rtf`, `application/x-pdf` and `application/pdf`), which is
-    /// another spelling of the type asked for. Looked for only when the exact type is missing.
-    private func representation(aliasOf type: PasteboardType, in item: Item) -> Representation? {
-        guard type.isMIME else { return nil }
-        let types = self.types
-        let wanted = types.resolvingAliases(type)
-        return item.representations.first { $0.type.isMIME && types.resolvingAliases($0.type) == wanted }
+        let wanted = types.sameTypeKey(type)
+        return item.representations.first { types.sameTypeKey($0.type) == wanted }
     }
 
     /// The item's own type that best satisfies the first satisfiable entry of `requested`.
