@@ -68,7 +68,10 @@ struct TransferTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(try await h.write(text: "meanwhile", to: "other", on: other) == 1)
-        #expect(!finished.isSet, "the transfer ended while its writer was still writing")
+        // Checked only while the writer is still writing: a machine loaded enough to take
+        // longer than its ten seconds over the calls above lets the transfer end rightly.
+        let stillWriting = feeder.written < 100
+        #expect(!stillWriting || !finished.isSet, "the transfer ended while its writer was still writing")
 
         let error = await stalled
         #expect(await feeder.wait(timeout: .seconds(1)))
