@@ -271,18 +271,28 @@ public final class Connection: Sendable {
         }
     }
 
-    /// Follows who owns the well-known name `name`, so that a reply to a call made to it is
-    /// taken only from its owner (when the call left, or now) or, for an error, from the bus.
+    /// Follows who owns the well-known name `name`, so that a reply to a call made to it from
+    /// now on is taken only from its owner (when the call left, or since) or, for an error,
+    /// from the bus; and a signal whose rule names `name` as its sender only from its owner.
     ///
-    /// The bus lets any client send a reply with any serial; without this, a reply to a call
-    /// to a well-known name is taken from anyone, as libdbus does. Calls to unique names are
-    /// always checked. Costs two calls to the bus, once; the owner is then kept from
-    /// `NameOwnerChanged`, in the order messages arrive.
-    public func followOwner(of name: String) async throws(DBusError) {
-        loop.submit { loop in loop.state.follow(name) }
-        try await bus("AddMatch", [.string(MatchRule.ownerChanges(of: name).string)], timeout: .seconds(25))
-        let owner = try await nameOwner(name, timeout: .seconds(25))
-        loop.submit { loop in loop.state.settle(name, owner: owner) }
+    /// The bus lets any client send a reply with any serial, and a signal to anyone; without
+    /// this, a reply to a call to a well-known name is taken from anyone, as libdbus does.
+    /// Calls to unique names are always checked. Nothing waits: an `AddMatch` for the name's
+    /// `NameOwnerChanged` and a `GetNameOwner` leave now, ahead of any call made after this,
+    /// and the bus answers them before it passes such a call on. Should the bus refuse the
+    /// match, replies are taken as libdbus takes them.
+    public func followOwner(of name: String) {
+        let rule = MatchRule.ownerChanges(of: name).string
+        guard let match = try? Self.busCall("AddMatch", [.string(rule)]),
+              let ask = try? Self.busCall("GetNameOwner", [.string(name)]) else { return }
+        loop.submit { loop in loop.state.follow(name, match: match, ask: ask) }
+    }
+
+    /// A call to a method of the bus itself.
+    private static func busCall(_ method: String, _ arguments: [DBusValue]) throws(DBusError) -> Message {
+        try Message.methodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", method: method, arguments: arguments)
     }
 
     /// The bus's own id (`GetId`): the same for as long as this bus runs, another for the next

@@ -7,21 +7,32 @@ final class ConnectionState {
 
     private struct PendingCall {
         let id: UInt64
-        let reply: Reply
+        let completion: Completion
         let deadline: UInt64?
         var replier = Replier.anyone
 
         static let bus = "org.freedesktop.DBus"
     }
 
-    /// Who may answer a call (see ``answers(_:with:)``).
+    /// Who the answer to a call is for.
+    private enum Completion {
+        /// A caller, waiting for it.
+        case caller(Reply)
+        /// This connection, following the owner of a well-known name (``follow(_:match:ask:)``):
+        /// the answer to the `AddMatch` for its owner changes, or to `GetNameOwner`.
+        case following(String, FollowingStep)
+    }
+
+    private enum FollowingStep { case ownerChanges, owner }
+
+    /// Who may answer a call (see ``answers(_:sentAs:with:)``).
     private enum Replier {
         /// A well-known name whose owner is not known here.
         case anyone
         /// A unique name (`:1.42`), or the bus itself.
         case connection(String)
-        /// A followed well-known name (``follow(_:)``): who owned it when the call left, and
-        /// how many of its owner changes had been seen then.
+        /// A followed well-known name (``follow(_:match:ask:)``): who owned it when the call
+        /// left, and how many of its owner changes had been seen then.
         case owner(of: String, then: String?, changesSeen: Int)
     }
 
@@ -50,14 +61,24 @@ final class ConnectionState {
     private struct FollowedName {
         /// Nil while unknown, or while nobody owns it.
         var owner: String?
-        /// The owner changes seen since following began (``settle(_:owner:)`` gives way to any).
+        /// The owner changes seen since following began.
         var changes = 0
         /// The owners the latest changes made, with their change's number: a call may be
         /// answered by an owner that came after it left, and went again before the answer.
         var recentOwners: [(change: Int, owner: String)] = []
+        /// The serial of the `GetNameOwner` asking for the owner, while it is unanswered.
+        var asking: UInt32?
+        /// Whether the bus said who owned the name (or that nobody did)…
+        var asked = false
+        /// …and that it tells this connection every owner change from then on.
+        var watched = false
+
+        /// Whether the owner is known for certain: then a call answered by someone who did not
+        /// own the name when it left, nor since, was not answered by its callee.
+        var certain: Bool { asked && watched }
     }
 
-    /// The well-known names whose owner is followed (``follow(_:)``).
+    /// The well-known names whose owner is followed (``follow(_:match:ask:)``).
     private var followed: [String: FollowedName] = [:]
 
     /// - Parameter helloSerial: the serial of a `Hello` sent without waiting for its answer.
@@ -73,7 +94,7 @@ final class ConnectionState {
             reply.resume(returning: .failure(.disconnected("the connection to the bus is closed")))
             return
         }
-        var call = PendingCall(id: id, reply: reply, deadline: deadline)
+        var call = PendingCall(id: id, completion: .caller(reply), deadline: deadline)
         call.replier = replier(for: message.destination)
         if holds(message) {
             greeting?.held.append((message, call))
@@ -85,10 +106,11 @@ final class ConnectionState {
     private func start(_ call: PendingCall, _ message: Message) {
         var serial: UInt32 = 0
         guard dbus_connection_send(loop.raw, message.raw, &serial) != 0 else {
-            call.reply.resume(returning: .failure(.noMemory("the message could not be queued")))
+            finish(call, .failure(.noMemory("the message could not be queued")))
             return
         }
         pending[serial] = call
+        if case .following(let name, .owner) = call.completion { followed[name]?.asking = serial }
         if let deadline = call.deadline { earliestDeadline = min(earliestDeadline, deadline) }
     }
 
@@ -122,7 +144,7 @@ final class ConnectionState {
         guard let held = greeting?.held else { return }
         greeting = nil
         if let error = answer.error {
-            for case (_, let call?) in held { call.reply.resume(returning: .failure(error)) }
+            for case (_, let call?) in held { finish(call, .failure(error)) }
             return
         }
         for (message, call) in held {
@@ -136,13 +158,13 @@ final class ConnectionState {
     func cancelCall(id: UInt64) {
         if let index = greeting?.held.firstIndex(where: { $0.call?.id == id }) {
             let call = greeting!.held.remove(at: index).call!
-            return call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
+            return finish(call, .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
         }
         // A search, as cancelling is rare: no second table to keep (nor its generic metadata
         // to make at the start of every short-lived process).
         guard let serial = pending.first(where: { $0.value.id == id })?.key,
               let call = pending.removeValue(forKey: serial) else { return }
-        call.reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
+        finish(call, .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
     }
 
     /// When the loop must wake up for a deadline at the latest; nil for never. Early at worst
@@ -163,7 +185,7 @@ final class ConnectionState {
                 guard let deadline = call.deadline else { continue }
                 if deadline <= now {
                     pending[serial] = nil
-                    call.reply.resume(returning: .failure(.noReply("no reply within the time allowed")))
+                    finish(call, .failure(.noReply("no reply within the time allowed")))
                 } else {
                     next = min(next, deadline)
                 }
@@ -171,7 +193,7 @@ final class ConnectionState {
             earliestDeadline = next
         }
         while let index = greeting?.held.firstIndex(where: { ($0.call?.deadline ?? .max) <= now }) {
-            greeting!.held.remove(at: index).call!.reply.resume(returning: .failure(.noReply("the bus did not answer Hello within the time allowed")))
+            finish(greeting!.held.remove(at: index).call!, .failure(.noReply("the bus did not answer Hello within the time allowed")))
         }
     }
 
@@ -202,14 +224,10 @@ final class ConnectionState {
     func connectionEnded() {
         guard !ended else { return }
         ended = true
-        for call in pending.values {
-            call.reply.resume(returning: .failure(.disconnected("the connection to the bus was lost")))
-        }
+        let waiting = Array(pending.values) + (greeting?.held ?? []).compactMap(\.call)
         pending.removeAll()
-        for case (_, let call?) in greeting?.held ?? [] {
-            call.reply.resume(returning: .failure(.disconnected("the connection to the bus was lost")))
-        }
         greeting = nil
+        for call in waiting { finish(call, .failure(.disconnected("the connection to the bus was lost"))) }
         for subscription in subscriptions.values { subscription.continuation.finish() }
         subscriptions.removeAll()
         objects.removeAll()
@@ -219,15 +237,15 @@ final class ConnectionState {
 
     // MARK: Who may answer
 
-    /// Whether `reply` may answer `call`. The bus lets any client send a reply with any serial
-    /// to anyone, and stamps the true sender on it: a reply from another client than the one
-    /// called (say, one that watched the call go by and raced the callee's answer) is not the
-    /// answer, and is passed over. A call to a unique name is answered by that name; one to a
-    /// followed well-known name by its owner when the call left or now (it may have changed
-    /// hands in between); one to any other well-known name by anyone, as its owner is not
-    /// known here. The bus itself answers with an error for a callee that cannot (it left, it
-    /// never was), so its errors are taken too.
-    private func answers(_ call: PendingCall, with reply: Message) -> Bool {
+    /// Whether `reply` may answer `call`, sent with `serial`. The bus lets any client send a
+    /// reply with any serial to anyone, and stamps the true sender on it: a reply from another
+    /// client than the one called (say, one that watched the call go by and raced the callee's
+    /// answer) is not the answer, and is passed over. A call to a unique name is answered by
+    /// that name; one to a followed well-known name by its owner when the call left or since
+    /// (it may have changed hands in between); one to any other well-known name by anyone, as
+    /// its owner is not known here. The bus itself answers with an error for a callee that
+    /// cannot (it left, it never was), so its errors are taken too.
+    private func answers(_ call: PendingCall, sentAs serial: UInt32, with reply: Message) -> Bool {
         if case .anyone = call.replier { return true }
         let sender = reply.sender
         if sender == PendingCall.bus, reply.type == .error { return true }
@@ -238,25 +256,68 @@ final class ConnectionState {
             return sender == name
         case .owner(let wellKnown, let then, let changesSeen):
             guard let name = followed[wellKnown] else { return true }
-            let since = name.recentOwners.filter { $0.change > changesSeen }.map(\.owner)
-            // Nobody known to own it, then or since: nothing to check against.
-            if then == nil, name.owner == nil, since.isEmpty { return true }
+            // The bus answers a `GetNameOwner` before it passes on a call sent after it, so the
+            // callee's answer to such a call comes after the bus's.
+            if let asking = name.asking, serial > asking { return false }
+            let ownedSince = name.recentOwners.contains { $0.change > changesSeen }
+            // Nobody owned it, then or since: if that is certain, nobody answered for it.
+            if then == nil, name.owner == nil, !ownedSince { return !name.certain }
             guard let sender else { return false }
-            return sender == then || sender == name.owner || since.contains(sender)
+            return sender == then || sender == name.owner
+                || name.recentOwners.contains { $0.change > changesSeen && $0.owner == sender }
         }
     }
 
-    /// Starts following the owner of the well-known name `name`, unknown until ``settle(_:owner:)``
-    /// or a `NameOwnerChanged` says it (the caller asks the bus for both).
-    func follow(_ name: String) {
-        if followed[name] == nil { followed[name] = FollowedName() }
+    /// Whether `signal` comes from the sender `rule` names. The bus applies a rule's sender to
+    /// the signals it passes on for the rule, but a signal sent to this connection by name
+    /// reaches it whatever its rules say: one claiming to be from a followed well-known name is
+    /// taken only from its owner. (A unique name is checked by ``MatchRule/matches(_:)``.)
+    private func comesFromRuleSender(_ rule: MatchRule, _ signal: Message) -> Bool {
+        guard let wellKnown = rule.sender, let name = followed[wellKnown], name.asking == nil else { return true }
+        guard let owner = name.owner else { return !name.certain }
+        return dbus_message_has_sender(signal.raw, owner) != 0
     }
 
-    /// The owner the bus gave for `name` when asked: taken unless a `NameOwnerChanged` came
-    /// meanwhile, which is at least as recent.
-    func settle(_ name: String, owner: String?) {
-        guard followed[name]?.changes == 0 else { return }
-        followed[name]?.owner = owner
+    /// Starts following the owner of the well-known name `name`: sends `match` (an `AddMatch`
+    /// for its `NameOwnerChanged`) and `ask` (its `GetNameOwner`), and keeps the owner from
+    /// their answers and the signals. Nothing waits: a call sent from now on is answered
+    /// only by the owner the bus names, which it does before passing the call on.
+    func follow(_ name: String, match: Message, ask: Message) {
+        guard followed[name] == nil, !ended else { return }
+        followed[name] = FollowedName()
+        send(match, answering: .following(name, .ownerChanges))
+        send(ask, answering: .following(name, .owner))
+    }
+
+    /// Sends a call of this connection's own, whose answer goes to `completion`.
+    private func send(_ message: Message, answering completion: Completion) {
+        let call = PendingCall(id: 0, completion: completion, deadline: nil, replier: .connection(PendingCall.bus))
+        if holds(message) { greeting?.held.append((message, call)) } else { start(call, message) }
+    }
+
+    /// Hands the answer to a call to whoever waits for it.
+    private func finish(_ call: PendingCall, _ result: Result<Message, DBusError>) {
+        switch call.completion {
+        case .caller(let reply):
+            reply.resume(returning: result)
+        case .following(let name, .ownerChanges):
+            // Owner changes not told here, a known owner would go stale: take any reply again.
+            if case .failure = result { followed[name] = nil } else { followed[name]?.watched = true }
+        case .following(let name, .owner):
+            guard followed[name] != nil else { return }
+            followed[name]!.asking = nil
+            switch result {
+            case .success(let answer):
+                // As recent as anything the bus sent before it: what it says stands.
+                followed[name]!.owner = answer.arguments().first?.stringValue
+                followed[name]!.asked = true
+            case .failure(let error) where error.name == DBusError.nameHasNoOwnerName:
+                followed[name]!.owner = nil
+                followed[name]!.asked = true
+            case .failure:
+                break
+            }
+        }
     }
 
     /// Keeps the owner of a followed name as the bus's `NameOwnerChanged` tells it, in the
@@ -284,17 +345,14 @@ final class ConnectionState {
                 greeted(message)
                 return DBUS_HANDLER_RESULT_HANDLED
             }
-            guard let call = pending[message.replySerial], answers(call, with: message) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-            pending[message.replySerial] = nil
-            if let error = message.error {
-                call.reply.resume(returning: .failure(error))
-            } else {
-                call.reply.resume(returning: .success(message))
-            }
+            let serial = message.replySerial
+            guard let call = pending[serial], answers(call, sentAs: serial, with: message) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            pending[serial] = nil
+            finish(call, message.error.map { .failure($0) } ?? .success(message))
             return DBUS_HANDLER_RESULT_HANDLED
         case .signal:
             if !followed.isEmpty { noteOwnerChange(message) }
-            for subscription in subscriptions.values where subscription.rule.matches(message) {
+            for subscription in subscriptions.values where subscription.rule.matches(message) && comesFromRuleSender(subscription.rule, message) {
                 subscription.continuation.yield(message)
             }
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED

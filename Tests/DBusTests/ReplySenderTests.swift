@@ -67,7 +67,7 @@ struct ReplySenderTests {
     }
 
     @Test func aCallToAFollowedNameIsAnsweredOnlyByItsOwner() async throws {
-        try await client.followOwner(of: "org.example.Slow")
+        client.followOwner(of: "org.example.Slow")
         let call = Task { try await slow(on: "org.example.Slow") }
         try await Task.sleep(for: .milliseconds(100))
         try spoofEveryRecentSerial()
@@ -76,7 +76,7 @@ struct ReplySenderTests {
 
     /// The owner is followed as it changes: the next owner's answers are taken.
     @Test func aFollowedNameThatChangesHandsIsAnsweredByTheNewOwner() async throws {
-        try await client.followOwner(of: "org.example.Slow")
+        client.followOwner(of: "org.example.Slow")
         #expect(try await slow(on: "org.example.Slow") == [.string("genuine")])
         server.close()
         let next = try Connection.connect(address: bus.address)
@@ -98,5 +98,38 @@ struct ReplySenderTests {
             (error as? DBus.DBusError)?.name == DBus.DBusError.noReplyName
         }
         #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    /// A signal sent to the client by name reaches it whatever its match rules say: one whose
+    /// rule names a followed well-known sender is taken only from that name's owner.
+    @Test func aSignalSentStraightHereIsTakenOnlyFromTheFollowedSender() async throws {
+        client.followOwner(of: "org.example.Slow")
+        let signals = try await client.signals(matching: MatchRule(sender: "org.example.Slow", interface: "org.example.Slow", member: "Rang"))
+        let fake = try Message.signal(path: "/org/example/Slow", interface: "org.example.Slow", name: "Rang", arguments: [.string("spoofed")])
+        dbus_message_set_destination(fake.raw, client.uniqueName)
+        attacker.send([fake])
+        _ = try await attacker.busID()
+        try server.emit(path: "/org/example/Slow", interface: "org.example.Slow", name: "Rang", arguments: [.string("genuine")])
+        var received: [DBusValue] = []
+        for await signal in signals {
+            received = signal.arguments()
+            break
+        }
+        #expect(received == [.string("genuine")])
+    }
+
+    /// Without following, such a signal is taken, as libdbus takes it (the test above would
+    /// pass without checking anything if the bus did not deliver it).
+    @Test func aSignalSentStraightHereIsTakenWhenNotFollowing() async throws {
+        let signals = try await client.signals(matching: MatchRule(sender: "org.example.Slow", interface: "org.example.Slow", member: "Rang"))
+        let fake = try Message.signal(path: "/org/example/Slow", interface: "org.example.Slow", name: "Rang", arguments: [.string("spoofed")])
+        dbus_message_set_destination(fake.raw, client.uniqueName)
+        attacker.send([fake])
+        var received: [DBusValue] = []
+        for await signal in signals {
+            received = signal.arguments()
+            break
+        }
+        #expect(received == [.string("spoofed")])
     }
 }

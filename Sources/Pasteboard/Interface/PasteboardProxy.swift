@@ -34,15 +34,18 @@ public final class PasteboardProxy: Sendable {
     let connection: Connection
     /// This connection's `org.pasteboardd.Provider1` object, once a promise has exported it.
     let dataProviders = Mutex<DataProviders?>(nil)
-    /// Following the server's owner, so that only it answers our calls (see
-    /// ``followingTheServer()``); started by the first call.
-    private let following = Mutex<Task<Void, Never>?>(nil)
 
     /// The bus address in use.
     public var address: String { connection.address }
 
+    /// From here on, a reply to a call is taken only from the server, not from another client
+    /// of the bus answering in its place (the bus lets any client send a reply with any
+    /// serial, and one watching the bus sees the serials go by), and `Changed` only from the
+    /// server (the bus lets anyone send a signal to this connection by name). Nothing waits
+    /// for it (see `Connection.followOwner(of:)`).
     init(connection: Connection) {
         self.connection = connection
+        connection.followOwner(of: Self.busName)
     }
 
     /// Connects to the bus at `address`, or to the session bus.
@@ -260,7 +263,6 @@ public final class PasteboardProxy: Sendable {
     private func call(
         interface: String = PasteboardProxy.interface, _ method: String, _ arguments: [DBusValue] = [], autoStart: Bool = true
     ) async throws -> [DBusValue] {
-        await followingTheServer()
         do {
             let message = try Message.methodCall(destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments)
             message.setAutoStart(autoStart)
@@ -268,21 +270,6 @@ public final class PasteboardProxy: Sendable {
         } catch {
             throw translate(error)
         }
-    }
-
-    /// Waits until the owner of the server's name is followed, which the first call starts:
-    /// from then on a reply to a call is taken only from the server, not from another client
-    /// of the bus answering in its place (the bus lets any client send a reply with any
-    /// serial, and one watching the bus sees the serials go by). Best effort: should the bus
-    /// refuse, calls go on as libdbus makes them, taking any reply.
-    private func followingTheServer() async {
-        let task = following.withLock { task in
-            if task == nil {
-                task = Task { [connection] in try? await connection.followOwner(of: PasteboardProxy.busName) }
-            }
-            return task!
-        }
-        await task.value
     }
 
     private func translate(_ error: DBusError) -> any Error {

@@ -28,6 +28,9 @@ final class DesktopPortal: Sendable {
     init(address: String?) throws(ShareError) {
         do {
             connection = try Connection.connect(address: address)
+            // Answers and `Response`s are then taken only from the portal (see
+            // `Connection.followOwner(of:)`), not from another client in its place.
+            connection.followOwner(of: Self.busName)
         } catch {
             throw ShareError(
                 .portalMissing,

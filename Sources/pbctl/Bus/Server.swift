@@ -32,6 +32,9 @@ final class Server: Sendable {
             // trip to the bus fewer per run). The main thread drives the connection while it
             // waits (see MainThreadExecutor): no thread to start, no hop to it and back.
             let connection = try Connection.connect(address: address, awaitingName: false, drivenByCaller: true)
+            // Replies and `Changed` are taken only from the server, not from another client of
+            // the bus in its place; this waits for nothing (see `Connection.followOwner(of:)`).
+            connection.followOwner(of: PasteboardInterface.busName)
             MainThreadExecutor.shared.drive(connection)
             return Server(connection: connection)
         } catch {

@@ -30,6 +30,9 @@ final class Watcher: Sendable {
         child.send(Data())
     }
 
+    /// The watcher's process id.
+    var pid: pid_t { child.pid }
+
     /// Kills the watcher (it never ends by itself) and waits until it is gone; the file its
     /// lines were read from goes too.
     func stop() {
