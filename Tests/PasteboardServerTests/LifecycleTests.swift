@@ -114,6 +114,36 @@ struct LifecycleTests {
         #expect(try await h.readData("text/plain;charset=utf-8") == (1, "first server".bytes))
     }
 
+    /// The lock is the directory's own: deleting its `lock` file (which a lock on the file
+    /// alone did not survive) lets no second server in to hand out the same counts.
+    @Test func aSecondServerOnTheSameStateDirectoryExitsWhenTheLockFileIsGone() async throws {
+        let h = try await Harness()
+        try await h.write(text: "first server")
+        try FileManager.default.removeItem(atPath: h.server.stateDirectory + "/lock")
+        let otherBus = try TestBus()
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", h.server.stateDirectory], timeout: .seconds(10))
+        #expect(result.status == 69, "\(result)")
+        #expect(result.err.contains("another pasteboardd is using it"), "\(result)")
+        let probe = try Connection.connect(address: otherBus.address)
+        #expect(try await probe.nameOwner(Harness.busName) == nil)
+        try await h.write(text: "still the only one")
+        #expect(try await h.readData("text/plain;charset=utf-8") == (2, "still the only one".bytes))
+    }
+
+    /// A state directory made before the server, open to others, is made the user's alone,
+    /// and the log says so.
+    @Test func anExistingStateDirectoryOpenToOthersIsMadePrivate() async throws {
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        chmod(state, 0o777)
+        let server = try await TestServer(bus: bus, stateDirectory: state)
+        var info = stat()
+        #expect(stat(state, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+        #expect(server.log.contains("was open to other users (mode 777)"), "\(server.log)")
+    }
+
     @Test func noBusMeansANonZeroExitNamingTheAddress() async throws {
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
