@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Testing
 import TestSupport
@@ -41,6 +42,15 @@ struct InspectTests {
         expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":1,"items":[{"types":["text/plain;charset=utf-8"],"sizes":[5]}]}"# + "\n")
         try await world.writeItems("general", [[("text/html", Data("<b>".utf8)), ("text/plain", Data("b".utf8))], [("image/png", Data([1, 2]))]])
         expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":2,"items":[{"types":["text/html","text/plain"],"sizes":[3,1]},{"types":["image/png"],"sizes":[2]}]}"# + "\n")
+    }
+
+    /// A secret is marked as `Items` marks it, so that a script can leave it alone.
+    @Test func infoJSONSaysWhatIsConcealedOrOwnerOnly() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", "--concealed", input: "hunter2"))
+        expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":1,"items":[{"types":["text/plain;charset=utf-8"],"sizes":[7],"concealed":true}]}"# + "\n")
+        try await world.writeItems("general", [[("text/plain", Data("mine".utf8))]], options: [("owner-only", .boolean(true)), ("concealed", .boolean(true))])
+        expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":2,"items":[{"types":["text/plain"],"sizes":[4],"concealed":true,"owner-only":true}]}"# + "\n")
     }
 
     @Test func infoJSONEscapesTheName() async throws {

@@ -80,6 +80,9 @@ enum DescriptorSource {
     }
 
     private static func unavailable(_ code: Int32) -> PasteboardError {
-        .noSuchItem("the stored data cannot be read (\(String(cString: strerror(code)))); the server's state directory may have been changed by hand")
+        let cause = code == ENOENT || code == EACCES
+            ? "the server's state directory may have been changed by hand"
+            : "the disk or file system holding the server's state directory failed"
+        return .noSuchItem("the stored data cannot be read (\(String(cString: strerror(code)))); \(cause)")
     }
 }

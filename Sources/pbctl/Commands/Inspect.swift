@@ -29,7 +29,7 @@ struct Info: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "Print one JSON object: {\"name\", \"count\", \"items\": [{\"types\", \"sizes\"}]}.")
+    @Flag(help: "Print one JSON object: {\"name\", \"count\", \"items\": [{\"types\", \"sizes\"}]}; an item also has \"concealed\": true or \"owner-only\": true when it is.")
     var json = false
 
     func run() async throws {

@@ -22,7 +22,11 @@ struct InfoJob: Job {
             let (count, items) = try await server.items(name)
             let desktop = await server.desktop(of: name)
             if json {
-                let encoded = items.map { "{\"types\":\(Output.json($0.types)),\"sizes\":[\($0.sizes.map(String.init).joined(separator: ","))]}" }
+                // `concealed` and `owner-only` as `Items` gives them: present when true.
+                let encoded = items.map { item in
+                    "{\"types\":\(Output.json(item.types)),\"sizes\":[\(item.sizes.map(String.init).joined(separator: ","))]"
+                        + (item.isConcealed ? ",\"concealed\":true" : "") + (item.isOwnerOnly ? ",\"owner-only\":true" : "") + "}"
+                }
                 let bridged = desktop.map { ",\"desktop\":\(Output.json($0))" } ?? ""
                 Output.line("{\"name\":\(Output.json(name)),\"count\":\(count),\"items\":[\(encoded.joined(separator: ","))]\(bridged)}")
                 return
