@@ -50,7 +50,9 @@ final class ConnectionState {
     /// start, raised only by ``expireDeadlines(now:)`` once it is due: the loop asks for the
     /// next deadline at every round, which must not mean a walk through every pending call.
     private var earliestDeadline: UInt64 = .max
-    private var subscriptions: [UInt64: (rule: MatchRule, continuation: AsyncStream<Message>.Continuation)] = [:]
+    /// `followedFirst`: the rule's sender was followed when the subscription was made (see
+    /// ``comesFromRuleSender(_:_:)``).
+    private var subscriptions: [UInt64: (rule: MatchRule, followedFirst: Bool, continuation: AsyncStream<Message>.Continuation)] = [:]
     private var objects: [String: any DBusObject] = [:]
     private var disconnectHandlers: [@Sendable () -> Void] = []
     private(set) var ended = false
@@ -201,7 +203,7 @@ final class ConnectionState {
 
     func subscribe(id: UInt64, rule: MatchRule, continuation: AsyncStream<Message>.Continuation) {
         guard !ended else { continuation.finish(); return }
-        subscriptions[id] = (rule, continuation)
+        subscriptions[id] = (rule, rule.sender.map { followed[$0] != nil } ?? false, continuation)
     }
 
     func unsubscribe(id: UInt64) {
@@ -272,8 +274,13 @@ final class ConnectionState {
     /// the signals it passes on for the rule, but a signal sent to this connection by name
     /// reaches it whatever its rules say: one claiming to be from a followed well-known name is
     /// taken only from its owner. (A unique name is checked by ``MatchRule/matches(_:)``.)
-    private func comesFromRuleSender(_ rule: MatchRule, _ signal: Message) -> Bool {
-        guard let wellKnown = rule.sender, let name = followed[wellKnown], name.asking == nil else { return true }
+    ///
+    /// While the owner is being asked for, the bus has passed on nothing for a rule added after
+    /// the question (`followedFirst`: it handles the `AddMatch` after the `GetNameOwner`), so
+    /// such a rule takes nothing yet; one added before may have genuine signals coming.
+    private func comesFromRuleSender(_ rule: MatchRule, _ signal: Message, followedFirst: Bool) -> Bool {
+        guard let wellKnown = rule.sender, let name = followed[wellKnown] else { return true }
+        guard name.asking == nil else { return !followedFirst }
         guard let owner = name.owner else { return !name.certain }
         return dbus_message_has_sender(signal.raw, owner) != 0
     }
@@ -296,7 +303,9 @@ final class ConnectionState {
     }
 
     /// Hands the answer to a call to whoever waits for it.
-    private func finish(_ call: PendingCall, _ result: Result<Message, DBusError>) {
+    ///
+    /// - Parameter serial: the call's serial, when the answer came from the bus.
+    private func finish(_ call: PendingCall, _ result: Result<Message, DBusError>, serial: UInt32? = nil) {
         switch call.completion {
         case .caller(let reply):
             reply.resume(returning: result)
@@ -304,19 +313,34 @@ final class ConnectionState {
             // Owner changes not told here, a known owner would go stale: take any reply again.
             if case .failure = result { followed[name] = nil } else { followed[name]?.watched = true }
         case .following(let name, .owner):
-            guard followed[name] != nil else { return }
+            // The answer to this following's question, not to an earlier one's.
+            guard let serial, let asking = followed[name]?.asking, asking == serial else { return }
             followed[name]!.asking = nil
             switch result {
             case .success(let answer):
                 // As recent as anything the bus sent before it: what it says stands.
-                followed[name]!.owner = answer.arguments().first?.stringValue
+                let owner = answer.arguments().first?.stringValue
+                followed[name]!.owner = owner
                 followed[name]!.asked = true
+                answered(name, by: owner, after: serial)
             case .failure(let error) where error.name == DBusError.nameHasNoOwnerName:
                 followed[name]!.owner = nil
                 followed[name]!.asked = true
+                answered(name, by: nil, after: serial)
             case .failure:
                 break
             }
+        }
+    }
+
+    /// The bus named `owner` as the owner of `name` before passing on the calls sent after its
+    /// question (`serial`): those calls left to that owner, and owners before it do not count
+    /// as having come since.
+    private func answered(_ name: String, by owner: String?, after serial: UInt32) {
+        let changes = followed[name]?.changes ?? 0
+        for (callSerial, call) in pending where callSerial > serial {
+            guard case .owner(name, nil, _) = call.replier else { continue }
+            pending[callSerial]!.replier = .owner(of: name, then: owner, changesSeen: changes)
         }
     }
 
@@ -348,11 +372,12 @@ final class ConnectionState {
             let serial = message.replySerial
             guard let call = pending[serial], answers(call, sentAs: serial, with: message) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             pending[serial] = nil
-            finish(call, message.error.map { .failure($0) } ?? .success(message))
+            finish(call, message.error.map { .failure($0) } ?? .success(message), serial: serial)
             return DBUS_HANDLER_RESULT_HANDLED
         case .signal:
             if !followed.isEmpty { noteOwnerChange(message) }
-            for subscription in subscriptions.values where subscription.rule.matches(message) && comesFromRuleSender(subscription.rule, message) {
+            for subscription in subscriptions.values
+            where subscription.rule.matches(message) && comesFromRuleSender(subscription.rule, message, followedFirst: subscription.followedFirst) {
                 subscription.continuation.yield(message)
             }
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED

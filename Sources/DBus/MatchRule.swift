@@ -62,10 +62,12 @@ public struct MatchRule: Sendable, Hashable {
     /// short-lived process like pbctl a tenth of a millisecond of type metadata.
     private static func escape(_ value: String) -> String {
         guard value.utf8.contains(UInt8(ascii: "'")) else { return value }
-        var escaped = ""
-        for character in value {
-            if character == "'" { escaped += "'\\''" } else { escaped.append(character) }
+        // By scalar: a quote followed by a combining mark is one Character that is not "'",
+        // but the bus reads the quote's byte all the same.
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            if scalar == "'" { escaped.append(contentsOf: "'\\''".unicodeScalars) } else { escaped.append(scalar) }
         }
-        return escaped
+        return String(escaped)
     }
 }

@@ -43,4 +43,25 @@ struct MatchRuleTests {
         }
         #expect(all == sent.count)
     }
+
+    /// A quote is escaped wherever it is, also as the first scalar of a character with a
+    /// combining mark (the bus reads the quote's byte as one): the rule is accepted and matches
+    /// the name exactly.
+    @Test(.timeLimit(.minutes(1)), arguments: ["it's", "a'\u{301}b", "''", "'"])
+    func quotesInAnArgumentAreEscaped(name: String) async throws {
+        #expect(MatchRule(arg0: name).string == "type='signal',arg0='" + name.unicodeScalars.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'")
+        let bus = try TestBus()
+        let sender = try Connection.connect(address: bus.address)
+        let listener = try Connection.connect(address: bus.address)
+        defer { sender.close(); listener.close() }
+        let signals = try await listener.signals(matching: MatchRule(interface: "org.example.Match", member: "Fired", arg0: name))
+        try sender.emit(path: "/org/example/A", interface: "org.example.Match", name: "Fired", arguments: [.string(name + "x")])
+        try sender.emit(path: "/org/example/A", interface: "org.example.Match", name: "Fired", arguments: [.string(name)])
+        var received: [DBusValue] = []
+        for await signal in signals {
+            received = signal.arguments()
+            break
+        }
+        #expect(received == [.string(name)])
+    }
 }

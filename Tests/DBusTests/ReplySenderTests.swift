@@ -1,6 +1,7 @@
 import CDBus
 @testable import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -131,5 +132,46 @@ struct ReplySenderTests {
             break
         }
         #expect(received == [.string("spoofed")])
+    }
+
+    /// While the bus has not yet said who owns the name, a subscription made after following
+    /// began takes no signal claiming to come from it: the bus handles the subscription's
+    /// `AddMatch` after the question, so nothing genuine can have come for it yet. The impostor's
+    /// signal is made to wait in the socket until then: the connection is driven by a thread of
+    /// the test's, which starts turning only once the following and the subscription are queued.
+    @Test func aSignalBeforeTheOwnerIsKnownIsNotTaken() async throws {
+        let made = Mutex<Connection?>(nil)
+        let go = DispatchSemaphore(value: 0)
+        let address = bus.address
+        let driver = Thread {
+            guard let connection = try? Connection.connect(address: address, awaitingName: true, drivenByCaller: true) else { return }
+            made.withLock { $0 = connection }
+            go.wait()
+            while connection.turn() {}
+        }
+        driver.start()
+        var connection: Connection? = nil
+        for _ in 0..<2_000 where connection == nil {
+            connection = made.withLock { $0 }
+            if connection == nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let driven = try #require(connection)
+        defer { driven.close() }
+        let fake = try Message.signal(path: "/org/example/Slow", interface: "org.example.Slow", name: "Rang", arguments: [.string("spoofed")])
+        dbus_message_set_destination(fake.raw, driven.uniqueName)
+        attacker.send([fake])
+        _ = try await attacker.busID()
+        driven.followOwner(of: "org.example.Slow")
+        let subscribing = Task { try await driven.signals(matching: MatchRule(sender: "org.example.Slow", interface: "org.example.Slow", member: "Rang")) }
+        try await Task.sleep(for: .milliseconds(200))
+        go.signal()
+        let signals = try await subscribing.value
+        try server.emit(path: "/org/example/Slow", interface: "org.example.Slow", name: "Rang", arguments: [.string("genuine")])
+        var received: [DBusValue] = []
+        for await signal in signals {
+            received = signal.arguments()
+            break
+        }
+        #expect(received == [.string("genuine")])
     }
 }
