@@ -375,6 +375,26 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.world.pbctl("-p", "other", "paste"), stdout: "after")
     }
 
+    @Test("A copy over max-item-bytes is TooLarge at once, also read again by descriptor, and its app is not left halfway")
+    func copyOverTheItemLimit() async throws {
+        let desktop = try await X11World(limits: ["max-item-bytes=1000000"])
+        // Large enough for xclip to send in INCR steps, each sent once the last is taken: an
+        // app left halfway serves no one else, and a second read of the copy (pbctl reads by
+        // descriptor what ReadBest finds too large) went unanswered until it timed out.
+        let data = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+        let (app, _) = try await desktop.copyWithXclip(data, type: "application/x-big")
+        defer { app.kill() }
+        let started = ContinuousClock.now
+        let pasted = try await desktop.world.pbctl("paste", "-t", "application/x-big")
+        #expect(pasted.status == 65, "\(pasted)")
+        #expect(pasted.err.contains("1000000 bytes (max-item-bytes)"), "\(pasted.err)")
+        #expect(ContinuousClock.now - started < .seconds(4), "the provider timeout (5 s) is not what ended it")
+        // Another app's paste is served whole: xclip finished the transfer it had begun.
+        let other = try await desktop.xclip("-selection", "clipboard", "-o", "-t", "application/x-big")
+        #expect(other.status == 0, "\(other.err)")
+        #expect(other.stdout == data)
+    }
+
     @Test("An app that takes the clipboard and never says what it offers is no change: nothing is made up for it")
     func appNeverListsItsTargets() async throws {
         let desktop = try await X11World()

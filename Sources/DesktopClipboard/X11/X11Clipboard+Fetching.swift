@@ -120,6 +120,7 @@ extension X11Clipboard {
 
     /// A step of an `INCR` answer arrived in `property`.
     func received(into property: xcb_atom_t) {
+        if draining[property] != nil { return drained(property) }
         guard let conversion = conversions[property], conversion.incremental else { return }
         guard let value = display.property(property, of: display.window, delete: true) else { return }
         if value.bytes.isEmpty { return end(property, nil) }
@@ -147,13 +148,43 @@ extension X11Clipboard {
         }
         guard !over else {
             // An INCR sender, told by the deletion of the step just read, may still write one
-            // more step into the property: it is never used again (an atom and a step left
-            // with the X server, once per answer over the limit).
+            // more step into the property: it is not used again until the rest is drained.
             end(key, nil, propertyReusable: false)
+            if conversion.incremental { drain(key) }
             return false
         }
         return true
     }
+
+    /// Takes the rest of an `INCR` answer given up on as over the limit, and drops it. Its app
+    /// sends each step once the last one is taken, and serves no one else meanwhile: left
+    /// halfway, `xclip` would wait for ever, and every later paste of its copy with it. An app
+    /// that stops sending for 10 seconds, or sends more than ``drainedAtMost`` (an answer may
+    /// never end), is left, and the property with it.
+    private func drain(_ property: xcb_atom_t, dropped: Int = 0) {
+        draining[property] = (loop.after(.seconds(10)) { [self] in draining[property] = nil }, dropped)
+    }
+
+    /// A step of an answer being drained arrived: taken and dropped; the empty last one ends it.
+    private func drained(_ property: xcb_atom_t) {
+        guard let (deadline, dropped) = draining[property] else { return }
+        loop.cancel(deadline)
+        let step = display.property(property, of: display.window, delete: true)?.bytes ?? []
+        guard !step.isEmpty else {
+            draining[property] = nil
+            freeProperties.append(property)
+            return
+        }
+        guard dropped + step.count <= Self.drainedAtMost else {
+            draining[property] = nil
+            return
+        }
+        drain(property, dropped: dropped + step.count)
+    }
+
+    /// The most of an answer over the limit taken and dropped after it: a copy some times the
+    /// limit is let go of, in a fraction of a second; an endless one is not read for ever.
+    static let drainedAtMost = 256 << 20
 
     /// Ends a conversion with `failure`, or with its data. A property an app may still write
     /// into is not used again: one given up on as over the limit, or an `INCR` answer that

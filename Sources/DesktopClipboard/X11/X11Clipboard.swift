@@ -39,6 +39,10 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     var conversions: [xcb_atom_t: Conversion] = [:]
     /// Properties free for the next conversion (each conversion needs its own).
     var freeProperties: [xcb_atom_t] = []
+    /// `INCR` answers given up on as over the limit, still taken step by step and dropped (see
+    /// ``drain(_:dropped:)``), by property: the deadline for their next step, and the bytes
+    /// dropped so far.
+    var draining: [xcb_atom_t: (deadline: UInt64, dropped: Int)] = [:]
     var propertiesMade = 0
     /// `INCR` answers in progress, by requestor and property.
     var sends: [SendKey: IncrementalSend] = [:]

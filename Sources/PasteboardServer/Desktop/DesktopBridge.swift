@@ -51,6 +51,10 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         /// Its app has quit (the selection has no owner): what is fetched of it is offered by
         /// pasteboardd.
         var ownerGone = false
+        /// The types whose data was found over `max-item-bytes`, with what the read said: a
+        /// later read (`ReadFd` after `ReadBest`, as pbctl does) is refused at once rather than
+        /// asking the app again, which an X11 app left halfway through a transfer may not answer.
+        var tooLarge: [PasteboardType: PasteboardError] = [:]
     }
 
     init(service: PasteboardService, mode: DesktopMode, environment: [String: String], logger: Logger) {
@@ -221,6 +225,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard let imported, imported.count == promise.count, let sourceType = imported.sourceTypes[promise.type] else {
             throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app that has since quit or copied something else before anyone read it; copy it again")
         }
+        if let known = imported.tooLarge[promise.type] { throw known }
         let limits = service.limits
         let timeout = Duration.milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds))
         let data: UnixFileDescriptor
@@ -243,6 +248,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
                 try reader.read(TransferSource(data.rawValue), label: "the desktop's \(promise.type) data")
             }
         } catch {
+            if error.code == .tooLarge { remember(error, of: promise) }
             throw Self.sendingFailed(error, promise)
         }
         // The data ended where the app closed its end, which quitting halfway also does.
@@ -258,6 +264,15 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         if keeps { await service.keepProvided(promise, text) }
         offerIfOwnerGone(promise)
         return text
+    }
+
+    /// Keeps the news that `promise`'s data is over the limit with its desktop copy.
+    private func remember(_ tooLarge: PasteboardError, of promise: Promise) {
+        guard let selection = Self.selection(of: promise.name) else { return }
+        state.withLock { state in
+            guard state.imports[selection]?.count == promise.count else { return }
+            state.imports[selection]?.tooLarge[promise.type] = tooLarge
+        }
     }
 
     /// An app that quits as soon as it has sent its data (`xclip -loops 1`) may be seen to go
