@@ -166,7 +166,29 @@ struct DesktopFigures {
                 throw error
             }
             let world = World(directory: directory, display: ":" + number, address: served.address, pids: served.pids + [xvfbPID])
+            do {
+                try await world.waitUntilBridged()
+            } catch {
+                world.stop()
+                throw error
+            }
             return world
+        }
+
+        /// The server joins the display after it owns its name: the figures start once its
+        /// `Desktop` property says it has.
+        private func waitUntilBridged() async throws {
+            let connection = try Connection.connect(address: address)
+            defer { connection.close() }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let reply = try await connection.call(
+                    destination: BusFixture.serverName, path: "/org/pasteboardd/Pasteboard1", interface: "org.freedesktop.DBus.Properties",
+                    method: "Get", arguments: [.string(BusFixture.serverName), .string("Desktop")])
+                if reply.first?.variantValue?.dictionaryEntries?.isEmpty == false { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            throw BenchError("the server did not join the X display \(display) within 20 s (log: \(directory)/pasteboardd.log)")
         }
 
         func stop() {

@@ -144,6 +144,16 @@ struct LifecycleTests {
         #expect(server.log.contains("was open to other users (mode 777)"), "\(server.log)")
     }
 
+    /// A display that takes the connection and never answers does not hold the server's start,
+    /// and so not the stop SIGTERM asks for (which waited for the start to end: ignored, it was
+    /// killed after `terminate()`'s 10 s).
+    @Test func aHungCompositorDoesNotHoldTheStop() async throws {
+        let compositor = try HungCompositor()
+        let bus = try TestBus()
+        let server = try await TestServer(bus: bus, desktop: DesktopDisplay(mode: "wayland", environment: compositor.environment))
+        #expect(server.terminate() == 0)
+    }
+
     @Test func noBusMeansANonZeroExitNamingTheAddress() async throws {
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }

@@ -375,6 +375,16 @@ struct DesktopX11Tests {
         expectSuccess(try await desktop.world.pbctl("-p", "other", "paste"), stdout: "after")
     }
 
+    @Test("--desktop auto falls back to X11 when the Wayland compositor named does not answer")
+    func autoPassesOverAHungCompositor() async throws {
+        let x11 = try await VirtualX11()
+        let compositor = try HungCompositor()
+        let world = try await PbctlHarness(desktop: DesktopDisplay(mode: "auto", environment: x11.environment.merging(compositor.environment) { $1 }))
+        try await world.waitUntilBridged(to: "X11")
+        let server = try #require(world.server)
+        #expect(server.log.contains("did not answer within 5"), "\(server.log)")
+    }
+
     @Test("A copy over max-item-bytes is TooLarge at once, also read again by descriptor, and its app is not left halfway")
     func copyOverTheItemLimit() async throws {
         let desktop = try await X11World(limits: ["max-item-bytes=1000000"])

@@ -48,9 +48,7 @@ public final class WaylandClipboard: DesktopClipboard {
             throw .unavailable("no Wayland compositor at \(name): \(SystemCallErrorText.current)")
         }
         do throws(DesktopClipboardError) {
-            guard let globals = WaylandGlobals.scan(raw) else {
-                throw .unavailable("the Wayland compositor at \(name) closed the connection")
-            }
+            let globals = try WaylandGlobals.scan(raw, name: name)
             defer { globals.release() }
             guard let (dataControl, global) = [DataControlProtocol.ext, .wlr].lazy
                 .compactMap({ dataControl in globals.first(dataControl.managerInterface).map { (dataControl, $0) } })

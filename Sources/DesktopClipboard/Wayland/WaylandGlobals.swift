@@ -2,8 +2,8 @@ import CWaylandClient
 import WaylandDataControl
 
 /// The globals a compositor announces, read once at connection time with a roundtrip on the
-/// connecting thread, before the display thread exists (the one blocking exchange, like the
-/// D-Bus `Hello`), and bound from there.
+/// connecting thread, before the display thread exists (the one exchange it waits for, like
+/// the D-Bus `Hello`, for at most ``answerTimeout``), and bound from there.
 ///
 /// A seat or manager that appears later is not picked up: the bridge binds the first seat, and
 /// a compositor without data control at connection time is reported as unavailable. The
@@ -20,15 +20,26 @@ final class WaylandGlobals {
     private let listener: UnsafeMutablePointer<wl_registry_listener>
 
     /// Lists the globals of `display`; nil when the roundtrip fails (the compositor went away).
-    static func scan(_ display: OpaquePointer) -> WaylandGlobals? {
-        guard let registry = wl_display_get_registry(display) else { return nil }
+    ///
+    /// - Throws: when the compositor closes the connection, or does not answer within
+    ///   ``answerTimeout``.
+    static func scan(_ display: OpaquePointer, name: String) throws(DesktopClipboardError) -> WaylandGlobals {
+        guard let registry = wl_display_get_registry(display) else { throw .unavailable("the Wayland compositor at \(name) closed the connection") }
         let scan = WaylandGlobals(registry: registry)
-        guard wl_display_roundtrip(display) >= 0 else {
+        switch WaylandRoundTrip.run(display, within: answerTimeout) {
+        case .answered:
+            return scan
+        case .failed:
             scan.release()
-            return nil
+            throw .unavailable("the Wayland compositor at \(name) closed the connection")
+        case .timedOut:
+            scan.release()
+            throw .unavailable("the Wayland compositor at \(name) did not answer within \(answerTimeout)")
         }
-        return scan
     }
+
+    /// How long a compositor is given to list its globals.
+    static let answerTimeout = Duration.seconds(5)
 
     private init(registry: OpaquePointer) {
         self.registry = registry

@@ -74,7 +74,10 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard mode != .off else {
             return logger.notice("desktop bridge: off (--desktop off)")
         }
-        connect(first: true)
+        // Not on the caller's thread (the server's start): a display that takes the connection
+        // and then does not answer (hung, stopped; connecting to X11 has no time bound) must
+        // hold neither the start nor, behind it, the stop that SIGTERM asks for.
+        DispatchQueue.global().async { [self] in connect(first: true) }
     }
 
     func stop() {
