@@ -128,10 +128,11 @@ final class SelectionSession {
     }
 
     /// Whether the offer `serial` is still `selection`; with `afterRoundTrip`, once the
-    /// compositor has answered a round trip, its events up to then dispatched.
+    /// compositor has answered a round trip, its events up to then dispatched. A compositor
+    /// that does not answer within 5 s is not trusted to say it is.
     func isCurrent(_ serial: UInt64, of selection: DesktopSelection, afterRoundTrip: Bool) -> Bool {
         guard !ended else { return false }
-        if afterRoundTrip, wl_display_roundtrip(display) < 0 { return false }
+        if afterRoundTrip, WaylandRoundTrip.run(display, within: .seconds(5)) != .answered { return false }
         return current[selection]?.serial == serial
     }
 
