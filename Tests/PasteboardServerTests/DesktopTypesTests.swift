@@ -1,4 +1,5 @@
 @testable import PasteboardServer
+import PasteboardModel
 import Testing
 
 /// What an X11 app answers for a text target is stored as UTF-8: `STRING` is Latin-1;
@@ -20,5 +21,17 @@ struct DesktopTypesTests {
     @Test func stringIsAlwaysLatin1() throws {
         #expect(try DesktopTypes.utf8("STRING", of: .inline(Array("é".utf8))) == Array("Ã©".utf8))
         #expect(try DesktopTypes.utf8("text/plain;charset=utf-8", of: .inline([0xE9])) == nil)
+    }
+
+    /// A copy of more types than the limit keeps the first ones, and its text among them.
+    @Test func textIsKeptPastTheLimit() throws {
+        let offered = (0..<70).map { "application/x-t\($0)" } + ["TEXT", "UTF8_STRING", "image/png"]
+        let imported = DesktopBridge.importedTypes(offered, limit: 5)
+        #expect(imported.types.map(\.rawValue) == ["application/x-t0", "application/x-t1", "application/x-t2", "application/x-t3", "text/plain;charset=utf-8"])
+        #expect(imported.sourceTypes[.utf8PlainText] == "UTF8_STRING")
+        #expect(imported.sourceTypes[try PasteboardType(validating: "application/x-t4")] == nil)
+        #expect(imported.leftOut == 67)
+        let withinTheLimit = DesktopBridge.importedTypes(["image/png", "STRING", "text/html"], limit: 5)
+        #expect(withinTheLimit.types.map(\.rawValue) == ["image/png", "text/plain;charset=utf-8", "text/html"])
     }
 }

@@ -176,7 +176,8 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
 
     /// The types a desktop copy is stored under: its types (``isTypeName(_:)``), with the X11
     /// text targets (`UTF8_STRING`, `TEXT`, `STRING`) as UTF-8 plain text; each with the app's
-    /// name of it. The password manager hint makes the copy concealed and is not itself stored.
+    /// name of it. At most `limit`, the first ones, text kept among them. The password manager
+    /// hint makes the copy concealed and is not itself stored.
     static func importedTypes(
         _ offered: [String], limit: Int
     ) -> (types: [PasteboardType], sourceTypes: [PasteboardType: String], concealed: Bool, leftOut: Int) {
@@ -204,6 +205,13 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             } else if types.count < limit {
                 types.append(type)
                 sourceTypes[type] = name
+            } else if type == .utf8PlainText, let last = types.last {
+                // Text is what most pastes ask for: past the limit it takes the place of the
+                // last type kept (an app offering thousands of its own first keeps its text).
+                types[types.count - 1] = type
+                sourceTypes[last] = nil
+                sourceTypes[type] = name
+                leftOut += 1
             } else {
                 leftOut += 1
             }
