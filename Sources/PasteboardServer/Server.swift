@@ -111,9 +111,7 @@ public final class PasteboardServer: Sendable {
         let service: PasteboardService
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            if let was = try PrivateDirectory.makePrivate(directory) {
-                logger.warning("the state directory \(directory) was open to other users (mode \(String(was, radix: 8))); it is now its owner's alone (mode 700)")
-            }
+            try PrivateDirectory.check(directory)
             lock = try StateLock(directory: directory)
             service = try PasteboardService(
                 store: try Store(directory: directory), limits: configuration.limits, logger: logger, busID: busID, sharesCounts: sharedStore != nil)

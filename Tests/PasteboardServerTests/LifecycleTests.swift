@@ -130,18 +130,23 @@ struct LifecycleTests {
         #expect(try await h.readData("text/plain;charset=utf-8") == (2, "still the only one".bytes))
     }
 
-    /// A state directory made before the server, open to others, is made the user's alone,
-    /// and the log says so.
-    @Test func anExistingStateDirectoryOpenToOthersIsMadePrivate() async throws {
+    /// A state directory others may write to is refused, saying why, and left as it is; one
+    /// they may only read is taken (what they can list are the store's own names).
+    @Test func aStateDirectoryOthersMayWriteToIsRefused() async throws {
         let bus = try TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        chmod(state, 0o777)
+        for mode: mode_t in [0o777, 0o1777, 0o770] {
+            chmod(state, mode)
+            let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state], timeout: .seconds(10))
+            #expect(result.status == 69, "\(result)")
+            #expect(result.err.contains("other users may write to it (mode \(String(mode, radix: 8)))"), "\(result)")
+            var info = stat()
+            #expect(stat(state, &info) == 0 && info.st_mode & 0o7777 == mode)
+        }
+        chmod(state, 0o755)
         let server = try await TestServer(bus: bus, stateDirectory: state)
-        var info = stat()
-        #expect(stat(state, &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o700)
-        #expect(server.log.contains("was open to other users (mode 777)"), "\(server.log)")
+        #expect(server.terminate() == 0)
     }
 
     /// A display that takes the connection and never answers does not hold the server's start,

@@ -1,23 +1,21 @@
 import Foundation
 
-/// Keeps the state directory the user's alone, as the guarantees say, also when it existed
-/// before the server made it (`--state-dir` naming a folder made with `mkdir`, a umask of 0):
-/// others who may write to it may delete or replace the store and its lock, and others who may
-/// read it see which pasteboards there are.
+/// Refuses a state directory that other users may write to (a `--state-dir` of a shared folder,
+/// of `/tmp`, of one made under a umask of 0): they could delete or replace the store, or plant
+/// a file or a link under a name it is about to use. Its contents are the user's alone in any
+/// case (files 0600, folders 0700), so a directory others may only read and list is taken: the
+/// names they see are the store's own (`pasteboards.sqlite`, `blobs`), not the pasteboards'.
+///
+/// The directory is not changed: it may be the user's home, or a folder the user shares on
+/// purpose. One the server makes itself is 0700.
 enum PrivateDirectory {
-    /// Takes group and other permissions away from `path`.
-    ///
-    /// - Returns: the mode it had, when that had to change; nil when it was private already.
-    static func makePrivate(_ path: String) throws -> mode_t? {
+    static func check(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else { throw PasteboardStoreError("cannot look at \(path): \(String(cString: strerror(errno)))") }
         let mode = info.st_mode & 0o7777
-        guard mode & 0o077 != 0 else { return nil }
-        guard chmod(path, 0o700) == 0 else {
-            throw PasteboardStoreError(
-                "it is open to other users (mode \(String(mode, radix: 8))) and cannot be made private: \(String(cString: strerror(errno))); "
-                    + "run `chmod 700 \(path)` as its owner")
-        }
-        return mode
+        guard mode & 0o022 != 0 else { return }
+        throw PasteboardStoreError(
+            "other users may write to it (mode \(String(mode, radix: 8))), and so delete or replace what it holds; "
+                + "make it yours alone (`chmod go-w \(path)`), or choose another (--state-dir)")
     }
 }
