@@ -114,20 +114,23 @@ struct LifecycleTests {
         #expect(try await h.readData("text/plain;charset=utf-8") == (1, "first server".bytes))
     }
 
-    /// The lock is the directory's own: deleting its `lock` file (which a lock on the file
-    /// alone did not survive) lets no second server in to hand out the same counts.
+    /// The lock is the directory's own too (one no other user may open, as the default is):
+    /// deleting its `lock` file, which a lock on the file alone did not survive, lets no second
+    /// server in to hand out the same counts.
     @Test func aSecondServerOnTheSameStateDirectoryExitsWhenTheLockFileIsGone() async throws {
-        let h = try await Harness()
-        try await h.write(text: "first server")
-        try FileManager.default.removeItem(atPath: h.server.stateDirectory + "/lock")
+        let bus = try TestBus()
+        let state = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        chmod(state, 0o700)
+        let server = try await TestServer(bus: bus, stateDirectory: state)
+        try FileManager.default.removeItem(atPath: state + "/lock")
         let otherBus = try TestBus()
-        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", h.server.stateDirectory], timeout: .seconds(10))
+        let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", state], timeout: .seconds(10))
         #expect(result.status == 69, "\(result)")
         #expect(result.err.contains("another pasteboardd is using it"), "\(result)")
         let probe = try Connection.connect(address: otherBus.address)
         #expect(try await probe.nameOwner(Harness.busName) == nil)
-        try await h.write(text: "still the only one")
-        #expect(try await h.readData("text/plain;charset=utf-8") == (2, "still the only one".bytes))
+        #expect(server.terminate() == 0)
     }
 
     /// A state directory others may write to is refused, saying why, and left as it is; one

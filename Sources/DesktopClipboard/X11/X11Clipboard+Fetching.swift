@@ -169,7 +169,8 @@ extension X11Clipboard {
     private func drained(_ property: xcb_atom_t) {
         guard let (deadline, dropped) = draining[property] else { return }
         loop.cancel(deadline)
-        let step = display.property(property, of: display.window, delete: true)?.bytes ?? []
+        // No such property (a notice that raced its deletion): the next step is still awaited.
+        guard let step = display.property(property, of: display.window, delete: true)?.bytes else { return drain(property, dropped: dropped) }
         guard !step.isEmpty else {
             draining[property] = nil
             freeProperties.append(property)

@@ -41,6 +41,15 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         var resolve: (@Sendable (Promise) async throws -> Payload)?
         var stopped = false
         var retryDelay: Duration = .seconds(1)
+        /// Whether a display was joined this run.
+        var joinedOnce = false
+        /// The selections whose pasteboard was written over the bus after the start and before
+        /// the first display was joined (see ``desktopSelectionChanged(_:source:)``).
+        var writtenBeforeJoining: Set<DesktopSelection> = []
+        /// The selections the display has reported since the last connection began.
+        var reportedSinceConnecting: Set<DesktopSelection> = []
+        /// Selections to offer once the display's connection is kept.
+        var owedOffers: Set<DesktopSelection> = []
     }
 
     /// A desktop copy: the change it was, the app's source, and the app's name of each type.
@@ -99,7 +108,13 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     // MARK: Connecting
 
     private func connect(first: Bool) {
-        guard !state.withLock({ $0.stopped }) else { return }
+        let stoppedAlready = state.withLock { state in
+            state.reportedSinceConnecting = []
+            // Only the first joining: a display back from a loss has the newer word.
+            if state.joinedOnce { state.writtenBeforeJoining = [] }
+            return state.stopped
+        }
+        guard !stoppedAlready else { return }
         let (clipboard, reason) = mode.choose(environment: environment, delegate: self)
         guard let clipboard else {
             let nothingSet = mode == .auto && environment["WAYLAND_DISPLAY"] ?? "" == "" && environment["DISPLAY"] ?? "" == ""
@@ -110,13 +125,27 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             if first { logger.warning("desktop bridge: no display yet (\(reason)); serving without it, and trying again") }
             return retry()
         }
-        let stopped = state.withLock { state in
+        let (stopped, owed) = state.withLock { state in
             if !state.stopped { state.clipboard = clipboard }
             state.retryDelay = .seconds(1)
-            return state.stopped
+            state.joinedOnce = true
+            // Offered now: what the display's first word gave way to, and what was written
+            // after that word came, while the connection was not yet kept. A selection not yet
+            // reported waits for its first word.
+            let owed = state.owedOffers.union(state.writtenBeforeJoining.intersection(state.reportedSinceConnecting))
+            state.owedOffers = []
+            state.writtenBeforeJoining.subtract(state.reportedSinceConnecting)
+            return (state.stopped, owed)
         }
         if stopped { return clipboard.close() }
         logger.notice("desktop bridge: general is the clipboard of the \(clipboard.description) (\(reason))")
+        for selection in owed {
+            service.perform { [self] in
+                let entry = service.entry(Self.name(of: selection))
+                guard !isCurrentImport(entry, of: selection) else { return }
+                offer(selection, entry, fetchedOnly: false)
+            }
+        }
     }
 
     private func retry() {
@@ -142,7 +171,24 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     // MARK: Desktop → pasteboards
 
     func desktopSelectionChanged(_ selection: DesktopSelection, source: (any DesktopSource)?) {
+        // A display still reporting while the server stops (its connection is closed after
+        // this) changes nothing any more.
+        guard !state.withLock({ $0.stopped }) else { return }
         let name = Self.name(of: selection)
+        // The display's first word on a selection names whoever owned it before pasteboardd
+        // joined it. A write made over the bus before that (the copy that started the server
+        // through bus activation, say) is newer: it takes the selection, rather than be
+        // replaced by an older desktop copy.
+        let busWriteFirst = state.withLock { state -> Bool? in
+            guard state.reportedSinceConnecting.insert(selection).inserted, state.writtenBeforeJoining.remove(selection) != nil else { return nil }
+            if state.clipboard != nil { return true }
+            state.owedOffers.insert(selection)
+            return false
+        }
+        if let busWriteFirst {
+            if busWriteFirst { service.perform { [self] in offer(selection, service.entry(name), fetchedOnly: false) } }
+            return
+        }
         guard let source else {
             // The app that owned it quit: what was fetched of its copy stays pasteable. (What is
             // being fetched now is offered once kept: see `provide`.)
@@ -313,7 +359,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     /// Told of every change (on any thread, the bus thread included): a change of `general` or
     /// `primary` made over the bus makes pasteboardd the owner of the selection.
     func changed(_ change: Change) {
-        guard let selection = Self.selection(of: change.name), state.withLock({ $0.clipboard != nil }) else { return }
+        guard let selection = Self.selection(of: change.name) else { return }
+        let joined = state.withLock { state in
+            // Once started: the changes the server's start made itself (a secret's emptying)
+            // are older than any desktop copy.
+            if state.clipboard == nil, !state.joinedOnce, !state.stopped, state.announce != nil { state.writtenBeforeJoining.insert(selection) }
+            return state.clipboard != nil
+        }
+        guard joined else { return }
         service.perform { [self] in
             // Read once published; a later change, if any, is offered by its own turn.
             let entry = service.entry(change.name)

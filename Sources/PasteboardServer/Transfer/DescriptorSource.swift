@@ -80,9 +80,11 @@ enum DescriptorSource {
     }
 
     private static func unavailable(_ code: Int32) -> PasteboardError {
-        let cause = code == ENOENT || code == EACCES
-            ? "the server's state directory may have been changed by hand"
-            : "the disk or file system holding the server's state directory failed"
+        let cause = switch code {
+        case ENOENT, EACCES, ENOTDIR, ELOOP: "the server's state directory may have been changed by hand"
+        case EMFILE, ENFILE, ENOMEM: "the server is short of descriptors or memory; try again"
+        default: "the disk or file system holding the server's state directory failed"
+        }
         return .noSuchItem("the stored data cannot be read (\(String(cString: strerror(code)))); \(cause)")
     }
 }
