@@ -14,6 +14,10 @@ import Observation
 /// Enablement is decided from the types each `Changed` signal carries, matched by conformance
 /// against the payload's importable representations; when a change carries no types (a
 /// concealed write) it asks the server with `CanRead`.
+///
+/// Contents another process wrote `owner-only` (`.visibility(.ownProcess)`) keep their types
+/// listed, as the contract has it, so the button is enabled for them too, and ``paste(action:)``
+/// then throws `AccessDenied`.
 @MainActor
 @Observable
 public final class PasteButton<Payload: Transferable> {

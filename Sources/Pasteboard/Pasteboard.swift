@@ -283,14 +283,16 @@ public final class Pasteboard: Sendable {
 
     /// The data of the first item that has exactly `type` (any spelling of it), or nil.
     public func data(forType type: UTType) async throws -> Data? {
-        try await readingCurrent { strict in try await dataOnce(forType: type, conformingText: false, strict: strict) }
+        try await readingCurrent { strict in try await dataOnce(forType: type, conformingText: false, strict: strict)?.data }
     }
 
     /// The text of the first item with `type` (or, for a text type, of the first item with
-    /// text conforming to it: `text/html` serves `.plainText`), decoded as UTF-8, or nil.
+    /// text conforming to it: `text/html` serves `.plainText`), or nil. Decoded as the type
+    /// found says: UTF-16 for `charset=utf-16`, else UTF-8 (or UTF-16 after a byte order
+    /// mark), as a `String` is read by ``loadTransferable(type:)``.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
         try await readingCurrent { strict in
-            try await dataOnce(forType: type, conformingText: true, strict: strict).map { String(decoding: $0, as: UTF8.self) }
+            try await dataOnce(forType: type, conformingText: true, strict: strict).map { String.decodingText($0.data, offeredAs: $0.type) }
         }
     }
 
@@ -299,7 +301,7 @@ public final class Pasteboard: Sendable {
     /// listing of the items. Not `strict`, the item found is read in whatever generation is
     /// current by then; one that no longer has the type there (another item, or none, took
     /// its place) sends the attempt round again as `Stale`.
-    private func dataOnce(forType type: UTType, conformingText: Bool, strict: Bool) async throws -> Data? {
+    private func dataOnce(forType type: UTType, conformingText: Bool, strict: Bool) async throws -> (data: Data, type: String)? {
         let proxy = try proxy
         let (count, items) = try await proxy.items(name.rawValue)
         let wanted = type.pasteboardType
@@ -309,7 +311,7 @@ public final class Pasteboard: Sendable {
             : nil)
         guard let (index, offered) = found else { return nil }
         do {
-            return try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: offered, expect: strict ? count : 0, proxy: proxy)
+            return (try await PayloadTransfer.read(name.rawValue, item: UInt32(index), type: offered, expect: strict ? count : 0, proxy: proxy), offered)
         } catch let error as PasteboardError where !strict && (error.code == .noSuchItem || error.code == .noSuchType) {
             throw PasteboardError.stale("'\(name)' changed while it was read: \(error.message)")
         }

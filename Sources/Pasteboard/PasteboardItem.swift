@@ -25,12 +25,12 @@ public struct PasteboardItem: Sendable {
 
     /// The text of `type` (or, for a text type, of the item's type that conforms to it most
     /// closely: UTF-8 text serves `.plainText`, as ``Pasteboard/string(forType:)`` has it),
-    /// decoded as UTF-8, or nil.
+    /// decoded as that type says (UTF-16 for `charset=utf-16`, else UTF-8), or nil.
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
         let wanted = type.pasteboardType
         guard let offered = rawTypes.first(where: { PasteboardTypeMatch.same($0, wanted) }) ?? Self.closestText(in: rawTypes, to: type) else { return nil }
         let data = try await PayloadTransfer.read(pasteboard.name.rawValue, item: index, type: offered, expect: changeCount, proxy: try pasteboard.proxy)
-        return String(decoding: data, as: UTF8.self)
+        return String.decodingText(data, offeredAs: offered)
     }
 
     /// For a text `type`, which of `types` (an item's, as the server names them) conforms to

@@ -99,6 +99,26 @@ struct PasteboardClientTests {
         #expect(try await pasteboard.string(forType: .jpeg) == nil)
     }
 
+    @Test("string(forType:) decodes UTF-16 text as UTF-16, as loadTransferable does")
+    func utf16Text() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        var littleEndian = Data([0xFF, 0xFE])
+        for unit in "héllo ✓".utf16 { littleEndian.append(contentsOf: [UInt8(unit & 0xFF), UInt8(unit >> 8)]) }
+        try await pasteboard.setData(littleEndian, forType: .utf16PlainText)
+        #expect(try await pasteboard.string(forType: .utf16PlainText) == "héllo ✓")
+        #expect(try await pasteboard.string(forType: .plainText) == "héllo ✓")
+        #expect(try await pasteboard.pasteboardItems?.first?.string(forType: .plainText) == "héllo ✓")
+        #expect(try await pasteboard.loadTransferable(type: String.self) == "héllo ✓")
+        // Another program's copy, big-endian without a mark, and one that says little-endian.
+        let bigEndian = Data("ok ✓".utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })
+        expectSuccess(try await world.pbctl("-p", pasteboard.name.rawValue, "copy", "-t", "text/plain;charset=UTF-16", input: bigEndian))
+        #expect(try await pasteboard.string(forType: .plainText) == "ok ✓")
+        let noMark = Data("le ✓".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        expectSuccess(try await world.pbctl("-p", pasteboard.name.rawValue, "copy", "-t", "text/plain; charset=utf-16le", input: noMark))
+        #expect(try await pasteboard.string(forType: .plainText) == "le ✓")
+    }
+
     @Test("data(forType:) reads exactly the type asked for, in any spelling")
     func data() async throws {
         let world = try await World()

@@ -27,6 +27,17 @@ extension String: Transferable {
         }
     }
 
+    /// Text from bytes offered as the MIME type `type`: UTF-16 when its charset says so
+    /// (`utf-16`, `utf-16le`, `utf-16be`), else as ``decodingText(_:)`` reads it.
+    static func decodingText(_ data: Data, offeredAs type: String) -> String {
+        let parameters = type.lowercased().split(separator: ";").dropFirst().map { $0.filter { !$0.isWhitespace } }
+        switch parameters.first(where: { $0.hasPrefix("charset=") })?.dropFirst("charset=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) {
+        case "utf-16", "utf-16be": return decodingUTF16(data)
+        case "utf-16le": return decodingUTF16(data, littleEndianWithoutMark: true)
+        default: return decodingText(data)
+        }
+    }
+
     /// Text from bytes: UTF-16 after a byte order mark, UTF-8 otherwise, invalid sequences
     /// replaced.
     static func decodingText(_ data: Data) -> String {
@@ -40,10 +51,11 @@ extension String: Transferable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// UTF-16 text: the byte order its byte order mark gives, big-endian without one.
-    static func decodingUTF16(_ data: Data) -> String {
+    /// UTF-16 text: the byte order its byte order mark gives, big-endian without one (unless
+    /// the type said little-endian: `charset=utf-16le`).
+    static func decodingUTF16(_ data: Data, littleEndianWithoutMark: Bool = false) -> String {
         var bytes = [UInt8](data)[...]
-        var littleEndian = false
+        var littleEndian = littleEndianWithoutMark
         if bytes.starts(with: [0xFF, 0xFE]) {
             littleEndian = true
             bytes = bytes.dropFirst(2)
