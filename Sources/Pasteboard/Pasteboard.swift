@@ -9,7 +9,7 @@ import Synchronization
 /// try await Pasteboard.general.setString("Hello", forType: .utf8PlainText)
 /// let text = try await Pasteboard.general.string(forType: .plainText)
 ///
-/// for try await change in Pasteboard.general.changes {
+/// for await change in Pasteboard.general.changes {
 ///     print(change.changeCount, change.types)
 /// }
 /// ```
