@@ -477,8 +477,13 @@ struct SharedStoreTests {
         try await hosts.database.start()
         // The database starting again, each server reconnecting (every second) and B hearing
         // of A's clear take a while on a loaded machine: more than 20 s was seen once.
-        _ = try await hosts.a.waitForCount(above: written, timeout: .seconds(60))
-        _ = try await hosts.b.waitForCount(above: written, timeout: .seconds(60))
+        do {
+            _ = try await hosts.a.waitForCount(above: written, timeout: .seconds(60))
+            _ = try await hosts.b.waitForCount(above: written, timeout: .seconds(60))
+        } catch {
+            // What each server said is the only account of which one lagged, and why.
+            throw TestSupportError("\(error)\nA's log:\n\(hosts.a.server?.log ?? "")\nB's log:\n\(hosts.b.server?.log ?? "")")
+        }
         #expect(try await hosts.a.pbctl("paste").status == 1)
     }
 
