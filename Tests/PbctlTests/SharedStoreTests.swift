@@ -454,11 +454,17 @@ struct SharedStoreTests {
     @Test("Contents written to expire are cleared once, by whichever server is first")
     func expiresOnce() async throws {
         let hosts = try await TwoHosts()
+        // The copy's count is known before it is made: read after it, on a loaded machine, the
+        // count could already be the expiry's, and the test then waited for a change to come.
+        let written = try await hosts.a.changeCount() + 1
         expectSuccess(try await hosts.a.pbctl("copy", "--expires", "1", input: "soon gone"))
-        let written = try await hosts.a.changeCount()
-        _ = try await hosts.b.waitForCount(above: written - 1)
-        _ = try await hosts.a.waitForCount(above: written)
-        _ = try await hosts.b.waitForCount(above: written)
+        do {
+            _ = try await hosts.b.waitForCount(above: written - 1)
+            _ = try await hosts.a.waitForCount(above: written)
+            _ = try await hosts.b.waitForCount(above: written)
+        } catch {
+            throw TestSupportError("\(error)\nA's log:\n\(hosts.a.server?.log ?? "")\nB's log:\n\(hosts.b.server?.log ?? "")")
+        }
         try await Task.sleep(for: .seconds(1))
         #expect(try await hosts.a.changeCount() == written + 1)
         #expect(try await hosts.b.changeCount() == written + 1)
@@ -469,10 +475,11 @@ struct SharedStoreTests {
     @Test("A concealed copy expires on time though the database is away: its data goes at once, the change when the database returns")
     func secretsExpireWithoutTheDatabase() async throws {
         let hosts = try await TwoHosts()
-        expectSuccess(try await hosts.a.pbctl("copy", "--concealed", "--expires", "1", input: "hunter2"))
-        let written = try await hosts.a.changeCount()
+        // Known before the copy (see `expiresOnce`); 3 s for the database to be stopped first.
+        let written = try await hosts.a.changeCount() + 1
+        expectSuccess(try await hosts.a.pbctl("copy", "--concealed", "--expires", "3", input: "hunter2"))
         try await hosts.database.stop()
-        try await Task.sleep(for: .seconds(1))
+        try await Task.sleep(for: .seconds(3))
         #expect(await eventually { (try? await hosts.a.pbctl("paste").status) == 1 })
         try await hosts.database.start()
         // The database starting again, each server reconnecting (every second) and B hearing
