@@ -378,22 +378,8 @@ struct ConnectionTests {
     /// threads wake the thread waiting in `turn()`, which sends them and dispatches their
     /// replies and signals; once the connection is closed `turn()` says so.
     @Test func aConnectionDrivenByItsCallerAnswersAndEnds() async throws {
-        let made = Mutex<Connection?>(nil)
         let turnsEnded = Atomic<Bool>(false)
-        let address = bus.address
-        let driver = Thread {
-            guard let connection = try? Connection.connect(address: address, awaitingName: false, drivenByCaller: true) else { return }
-            made.withLock { $0 = connection }
-            while connection.turn() {}
-            turnsEnded.store(true, ordering: .releasing)
-        }
-        driver.start()
-        var connection: Connection? = nil
-        for _ in 0..<2_000 where connection == nil {
-            connection = made.withLock { $0 }
-            if connection == nil { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        let driven = try #require(connection)
+        let driven = try await DrivingThread.connect(to: bus.address, awaitingName: false, ended: { turnsEnded.store(true, ordering: .releasing) })
         #expect(driven.uniqueName.isEmpty)
         // A descriptor first: held until Hello is answered, then sent by the driving thread.
         var fds: [Int32] = [0, 0]

@@ -1,7 +1,6 @@
 import CDBus
 @testable import DBus
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -136,22 +135,8 @@ struct ReplySenderTests {
     /// signal is made to wait in the socket until then: the connection is driven by a thread of
     /// the test's, which starts turning only once the following and the subscription are queued.
     @Test func aSignalBeforeTheOwnerIsKnownIsNotTaken() async throws {
-        let made = Mutex<Connection?>(nil)
         let go = DispatchSemaphore(value: 0)
-        let address = bus.address
-        let driver = Thread {
-            guard let connection = try? Connection.connect(address: address, awaitingName: true, drivenByCaller: true) else { return }
-            made.withLock { $0 = connection }
-            go.wait()
-            while connection.turn() {}
-        }
-        driver.start()
-        var connection: Connection? = nil
-        for _ in 0..<2_000 where connection == nil {
-            connection = made.withLock { $0 }
-            if connection == nil { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        let driven = try #require(connection)
+        let driven = try await DrivingThread.connect(to: bus.address, awaitingName: true, before: { go.wait() })
         defer { driven.close() }
         let fake = try Message.signal(path: "/org/example/Slow", interface: "org.example.Slow", name: "Rang", arguments: [.string("spoofed")])
         dbus_message_set_destination(fake.raw, driven.uniqueName)
