@@ -313,9 +313,7 @@ public final class Connection: Sendable {
 
     @discardableResult
     private func bus(_ method: String, _ arguments: [DBusValue], timeout: Duration? = nil) async throws(DBusError) -> [DBusValue] {
-        try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-            interface: "org.freedesktop.DBus", method: method, arguments: arguments, timeout: timeout)
+        try await call(Self.busCall(method, arguments), timeout: timeout).arguments()
     }
 
     // MARK: Lifetime
