@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PasteboardModel
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite("Type declaration installer")
 struct TypeDeclarationInstallerTests {
     /// A user and a system data directory of the test's own, the system's database after them.
-    final class World {
+    final class World: Sendable {
         let root: String
         let installer: TypeDeclarationInstaller
 
@@ -79,6 +80,8 @@ struct TypeDeclarationInstallerTests {
             ("com.example.todo", "application/vnd.example.other+json", ["public.json"], "already declared as"),
             ("com.example.json", "application/json", ["text/plain"], "system type public.json"),
             ("com.example.diff", "text/x-patch", ["text/plain"], "already a type of the MIME database"),
+            // An alias is another type's name (text/x-csv is text/csv).
+            ("com.example.csv", "text/x-csv", ["text/plain"], "already a type of the MIME database"),
             ("com.example.loop", "application/vnd.example.loop", ["application/vnd.example.todo+json"], nil),
             ("com.example.typo", "application/vnd.example.typo", ["application/jsno"], "not a type the MIME database knows"),
         ] as [(String, String, [String], String?)])
@@ -203,5 +206,48 @@ struct TypeDeclarationInstallerTests {
         #expect(declared.declaration(forIdentifier: "com.example.todo") != nil)
         #expect(declared.problems.count == 1)
         #expect(declared.problems.first?.contains("broken.xml") == true)
+    }
+
+    @Test("declarations made at once in one folder take turns: every one is declared, none fails")
+    func declaredAtOnce() throws {
+        let world = try World()
+        let count = 8
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            do {
+                try world.installer.declare(Self.todo("com.example.at-once\(index)", mime: "application/vnd.example.at-once\(index)"), scope: .user)
+            } catch {
+                failures.withLock { $0.append("\(index): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let database = world.installer.currentDatabase()
+        for index in 0..<count {
+            #expect(database.conforms(try PasteboardType(validating: "application/vnd.example.at-once\(index)"), to: .json), "at-once\(index)")
+        }
+        let subclasses = world.text(world.root + "/user/mime/subclasses")
+        #expect((0..<count).allSatisfy { subclasses.contains("application/vnd.example.at-once\($0) application/json") })
+    }
+
+    @Test("an identifier too long for a file name of its own is declared and undeclared all the same")
+    func longIdentifier() throws {
+        let world = try World()
+        // 255 bytes, the most a type may have; two of them sharing their first 250.
+        let stem = "com.example." + String(repeating: "x", count: 238)
+        let identifiers = [stem + "aaaaa", stem + "bbbbb"]
+        #expect(identifiers.allSatisfy { $0.utf8.count == 255 })
+        var files: [String] = []
+        for (index, identifier) in identifiers.enumerated() {
+            files.append(try world.installer.declare(Self.todo(identifier, mime: "application/vnd.example.long\(index)"), scope: .user))
+        }
+        #expect(Set(files).count == 2)
+        #expect(files.allSatisfy { $0.split(separator: "/").last!.utf8.count <= 255 && $0.hasSuffix(".xml") })
+        let database = world.installer.currentDatabase()
+        #expect(database.declarations.declaration(forIdentifier: identifiers[1])?.mimeType.essence == "application/vnd.example.long1")
+        // Declared again, the same file is replaced.
+        #expect(try world.installer.declare(Self.todo(identifiers[0], mime: "application/vnd.example.long0"), scope: .user) == files[0])
+        #expect(try world.installer.undeclare(identifier: identifiers[0], scope: .user) == files[0])
+        #expect(!FileManager.default.fileExists(atPath: files[0]))
+        #expect(world.installer.currentDatabase().declarations.all.map(\.identifier) == [identifiers[1]])
     }
 }

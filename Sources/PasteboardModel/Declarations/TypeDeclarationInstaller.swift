@@ -8,9 +8,14 @@ import Foundation
 /// database is never left broken.
 ///
 /// `pbctl types declare` and the Swift bindings' `UTType.installDeclarations` both come here.
-/// A declaration is one package per identifier, `DIR/mime/packages/IDENTIFIER.xml`, where
+/// A declaration is one package per identifier, `DIR/mime/packages/IDENTIFIER.xml` (see
+/// ``packageFileName(for:)`` for an identifier too long for that), where
 /// `DIR` is `$XDG_DATA_HOME` (default `~/.local/share`) for ``Scope/user`` and the first of
 /// `$XDG_DATA_DIRS` (default `/usr/local/share`) for ``Scope/system``.
+///
+/// Declarations made at the same time in one data directory take turns (``withTurn(in:_:)``):
+/// `update-mime-database` renames its files into place and fails when another run moves them
+/// first, and the checks of one must see what the other declared.
 ///
 /// ```swift
 /// let installer = TypeDeclarationInstaller()
@@ -73,18 +78,59 @@ public struct TypeDeclarationInstaller: Sendable {
     ///   missing or fails; ``TypeDeclarationError/Kind/io`` when the package cannot be written.
     @discardableResult
     public func declare(_ declaration: TypeDeclaration, scope: Scope) throws(TypeDeclarationError) -> String {
-        let database = currentDatabase()
         let mimeFolder = dataDirectory(scope) + "/mime"
-        let path = mimeFolder + "/packages/" + declaration.identifier + ".xml"
-        try checkConflicts(declaration, at: path, database: database)
+        let path = mimeFolder + "/packages/" + Self.packageFileName(for: declaration.identifier)
+        // Checked before the turn too, so that a refused declaration makes no folder.
+        try checkConflicts(declaration, at: path, database: currentDatabase())
         let tool = try updateTool()
-        let previous = FileManager.default.contents(atPath: path)
-        if let previous, previous.firstRange(of: Data(TypeDeclaration.namespace.utf8)) == nil {
-            throw .conflict("\(path) exists and is not a type declaration; move it away or choose another identifier")
+        return try withTurn(in: mimeFolder, writing: path) { () throws(TypeDeclarationError) -> String in
+            // Again: a declaration made while this one waited may conflict with it.
+            try checkConflicts(declaration, at: path, database: currentDatabase())
+            let previous = FileManager.default.contents(atPath: path)
+            if let previous, previous.firstRange(of: Data(TypeDeclaration.namespace.utf8)) == nil {
+                throw .conflict("\(path) exists and is not a type declaration; move it away or choose another identifier")
+            }
+            try write(Data(TypeDeclaration.packageXML([declaration]).utf8), to: path)
+            try update(mimeFolder, with: tool, orRestore: previous, at: path)
+            return path
         }
-        try write(Data(TypeDeclaration.packageXML([declaration]).utf8), to: path)
-        try update(mimeFolder, with: tool, orRestore: previous, at: path)
-        return path
+    }
+
+    /// The file name of `identifier`'s package: `IDENTIFIER.xml`, or, when that would be longer
+    /// than a file name may be (255 bytes; an identifier may have as many), the identifier's
+    /// first 200 bytes, `-`, and a digest of the whole (FNV-1a, 16 hexadecimal digits), so
+    /// that two long identifiers sharing a beginning still get two files. The package names the
+    /// identifier inside; the file's name only has to be its own.
+    static func packageFileName(for identifier: String) -> String {
+        let bytes = Array(identifier.utf8)
+        guard bytes.count + 4 > 255 else { return identifier + ".xml" }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let digits = String(hash, radix: 16)
+        let digest = String(repeating: "0", count: 16 - digits.count) + digits
+        // Identifiers are ASCII (``TypeDeclaration/validate(identifier:)``): any cut is whole characters.
+        return String(decoding: bytes.prefix(200), as: UTF8.self) + "-" + digest + ".xml"
+    }
+
+    /// Runs `body` holding the turn of the data directory whose MIME folder is `mimeFolder`:
+    /// an exclusive `flock` on `mime/packages/.pasteboardd-declarations.lock`, waited for.
+    /// (The lock is advisory: it orders declarations made here, not a package copied in by
+    /// hand, which `update-mime-database` takes as it finds it.) A failure names `path`, what
+    /// the caller was about to write.
+    private func withTurn<T>(in mimeFolder: String, writing path: String, _ body: () throws(TypeDeclarationError) -> T) throws(TypeDeclarationError) -> T {
+        let packages = mimeFolder + "/packages"
+        let failed: (Int32) -> TypeDeclarationError = { code in
+            let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
+            return .init(.io, "cannot write \(path): \(String(cString: strerror(code)))\(hint)")
+        }
+        if let code = FileCalls.makeDirectories(packages) { throw failed(code) }
+        let descriptor = open(packages + "/.pasteboardd-declarations.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failed(errno) }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw failed(errno) }
+        }
+        return try body()
     }
 
     /// Removes the declaration of `identifier` made in `scope` and updates the MIME database.
@@ -99,6 +145,18 @@ public struct TypeDeclarationInstaller: Sendable {
         // What is no identifier (`../x`) is refused as such, not looked for.
         try TypeDeclaration.validate(identifier: identifier)
         let directory = dataDirectory(scope)
+        let mimeFolder = directory + "/mime"
+        // No packages folder: nothing declared here to take turns over (and none is made).
+        guard FileManager.default.fileExists(atPath: mimeFolder + "/packages") else {
+            return try undeclare(identifier: identifier, in: directory, scope: scope)
+        }
+        return try withTurn(in: mimeFolder, writing: mimeFolder + "/packages") { () throws(TypeDeclarationError) -> String in
+            try undeclare(identifier: identifier, in: directory, scope: scope)
+        }
+    }
+
+    /// ``undeclare(identifier:scope:)``, holding the data directory's turn when it has packages.
+    private func undeclare(identifier: String, in directory: String, scope: Scope) throws(TypeDeclarationError) -> String {
         let mimeFolder = directory + "/mime"
         guard let declaration = DeclaredTypes(directories: [directory]).declaration(forIdentifier: identifier),
             let path = declaration.file
@@ -167,14 +225,22 @@ public struct TypeDeclarationInstaller: Sendable {
         throw .conflict("\(child.identifier)\(more) conforms to \(declaration.identifier), as \(declaration.mimeType) (\(child.file ?? "the MIME database")); undeclare it first, or declare it again without that parent")
     }
 
-    /// Every MIME type the databases list (`mime/types`), lowercased; empty when no database
-    /// is installed.
+    /// Every MIME type the databases list (`mime/types`) and every alias they know of one
+    /// (`mime/aliases`: `text/x-csv` is `text/csv`), lowercased; empty when no database is
+    /// installed. An alias is another type's name: declaring it would take it from that type.
     func knownTypes() -> Set<String> {
         var types: Set<String> = []
         for directory in searchDirectories {
-            guard let text = try? String(contentsOfFile: directory + "/mime/types", encoding: .utf8) else { continue }
-            for line in text.split(whereSeparator: \.isNewline) where !line.isEmpty {
-                types.insert(line.lowercased())
+            if let text = try? String(contentsOfFile: directory + "/mime/types", encoding: .utf8) {
+                for line in text.split(whereSeparator: \.isNewline) where !line.isEmpty {
+                    types.insert(line.lowercased())
+                }
+            }
+            if let text = try? String(contentsOfFile: directory + "/mime/aliases", encoding: .utf8) {
+                for line in text.split(whereSeparator: \.isNewline) {
+                    guard let alias = line.split(separator: " ").first else { continue }
+                    types.insert(alias.lowercased())
+                }
             }
         }
         return types
