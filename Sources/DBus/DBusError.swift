@@ -56,6 +56,7 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
+    public static let limitsExceededName = "org.freedesktop.DBus.Error.LimitsExceeded"
     public static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
     public static let nameHasNoOwnerName = "org.freedesktop.DBus.Error.NameHasNoOwner"
 }

@@ -140,19 +140,22 @@ enum Marshalling {
     // MARK: Writing
 
     /// Appends `values` to `message`. Fails on values D-Bus cannot carry (a string with NUL,
-    /// an invalid object path or signature, an array over 64 MiB).
+    /// an invalid object path or signature, an array over 64 MiB), and on more descriptors
+    /// than ``Message/maximumDescriptors``.
     static func append(_ values: [DBusValue], to message: OpaquePointer) throws(DBusError) {
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(message, &iter)
+        var descriptors = 0
         for value in values {
-            try append(value, to: &iter)
+            try append(value, to: &iter, descriptors: &descriptors)
         }
     }
+
 
     /// The largest array D-Bus carries; libdbus aborts the process on a larger one.
     static let maximumArrayLength = 64 * 1024 * 1024
 
-    private static func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusError) {
+    private static func append(_ value: DBusValue, to iter: inout DBusMessageIter, descriptors: inout Int) throws(DBusError) {
         var ok: dbus_bool_t = 1
         switch value {
         case .byte(var v): ok = dbus_message_iter_append_basic(&iter, TypeCode.byte, &v)
@@ -176,6 +179,10 @@ enum Marshalling {
             guard Signature.isValid(s) else { throw .invalidArgs("'\(s)' is not a valid signature") }
             ok = appendString(s, type: TypeCode.signature, to: &iter)
         case .unixFD(let fd):
+            descriptors += 1
+            guard descriptors <= Message.maximumDescriptors else {
+                throw DBusError(name: DBusError.limitsExceededName, message: "a D-Bus message carries at most \(Message.maximumDescriptors) file descriptors (the bus disconnects a sender of more)")
+            }
             var raw = fd.rawValue
             ok = dbus_message_iter_append_basic(&iter, TypeCode.unixFD, &raw)
         case .bytes(let bytes):
@@ -200,7 +207,7 @@ enum Marshalling {
                     dbus_message_iter_abandon_container(&iter, &sub)
                     throw .invalidArgs("array of '\(element)' holds a '\(item.signature)'")
                 }
-                do { try append(item, to: &sub) } catch {
+                do { try append(item, to: &sub, descriptors: &descriptors) } catch {
                     dbus_message_iter_abandon_container(&iter, &sub)
                     throw error
                 }
@@ -210,8 +217,8 @@ enum Marshalling {
             var sub = DBusMessageIter()
             guard dbus_message_iter_open_container(&iter, TypeCode.dictEntry, nil, &sub) != 0 else { throw .noMemory("out of memory") }
             do {
-                try append(key, to: &sub)
-                try append(entryValue, to: &sub)
+                try append(key, to: &sub, descriptors: &descriptors)
+                try append(entryValue, to: &sub, descriptors: &descriptors)
             } catch {
                 dbus_message_iter_abandon_container(&iter, &sub)
                 throw error
@@ -222,7 +229,7 @@ enum Marshalling {
             var sub = DBusMessageIter()
             guard dbus_message_iter_open_container(&iter, TypeCode.struct, nil, &sub) != 0 else { throw .noMemory("out of memory") }
             for field in fields {
-                do { try append(field, to: &sub) } catch {
+                do { try append(field, to: &sub, descriptors: &descriptors) } catch {
                     dbus_message_iter_abandon_container(&iter, &sub)
                     throw error
                 }
@@ -231,7 +238,7 @@ enum Marshalling {
         case .variant(let inner):
             var sub = DBusMessageIter()
             guard dbus_message_iter_open_container(&iter, TypeCode.variant, inner.signature, &sub) != 0 else { throw .noMemory("out of memory") }
-            do { try append(inner, to: &sub) } catch {
+            do { try append(inner, to: &sub, descriptors: &descriptors) } catch {
                 dbus_message_iter_abandon_container(&iter, &sub)
                 throw error
             }

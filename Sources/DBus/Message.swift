@@ -11,6 +11,12 @@ import Glibc
 /// handed to a ``Connection`` and never changed afterwards; libdbus counts references
 /// atomically, so passing a finished message between threads is safe.
 public final class Message: @unchecked Sendable {
+    /// The most file descriptors one message carries. dbus-daemon's default
+    /// (`max_message_unix_fds`, which the usual session and system configurations keep)
+    /// disconnects a sender of more, so every call of that connection waiting for its reply
+    /// would fail as if the bus had gone away: refused here instead, with an error that says so.
+    public static let maximumDescriptors = 16
+
     let raw: OpaquePointer
 
     init(taking raw: OpaquePointer) {

@@ -164,6 +164,23 @@ struct ConnectionTests {
         #expect(buffer == Array("hi".utf8))
     }
 
+    /// Sixteen descriptors travel in one message; a seventeenth is refused before sending (the
+    /// bus would disconnect the sender), and the connection goes on.
+    @Test func aMessageCarriesAtMostSixteenDescriptors() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let readEnd = UnixFileDescriptor(owning: fds[0])
+        _ = UnixFileDescriptor(owning: fds[1])
+        let sixteen = [DBusValue](repeating: .unixFD(readEnd), count: Message.maximumDescriptors)
+        #expect(try await echo([.array(element: "h", sixteen)]).first?.arrayValue?.count == 16)
+        await #expect {
+            _ = try await self.echo([.array(element: "h", sixteen), .unixFD(readEnd)])
+        } throws: { error in
+            (error as? DBusError)?.name == DBusError.limitsExceededName && (error as? DBusError)?.message.contains("at most 16") == true
+        }
+        #expect(try await echo([.uint32(7)]).first?.uint32Value == 7)
+    }
+
     /// A message's own copies of its descriptors are closed once the message goes, though
     /// that happens off the thread that let go of it: the write end of a pipe whose read end
     /// only a dropped message held reports the reader gone.

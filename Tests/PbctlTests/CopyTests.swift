@@ -204,6 +204,34 @@ struct CopyTests {
         expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":1,"items":[{"types":["application/x-one","text/html","image/x-three"],"sizes":[11,11,11]}]}"# + "\n")
     }
 
+    /// More types than the server takes is the server's refusal (65), whatever the data's
+    /// size; more than one D-Bus message carries descriptors for (16) is refused before sending,
+    /// for data that travels by descriptor. Neither costs the connection (the bus disconnects
+    /// a sender of more than 16), and nothing changes.
+    @Test func tooManyTypesAreRefusedWithoutLosingTheBus() async throws {
+        let world = try await PbctlHarness(limits: ["max-types-per-item=20"])
+        expectSuccess(try await world.pbctl("copy", input: "before"))
+        let types = { (count: Int) in (1...count).flatMap { ["-t", "application/x-type\($0)"] } }
+        for count in [21, 65] {
+            let refused = try await world.pbctl(["copy"] + types(count), input: Data("small".utf8))
+            expect(refused, status: 65, stdout: "")
+            #expect(refused.err.contains("max-types-per-item"), "\(count) types: \(refused.err)")
+        }
+        let large = try temporaryFile(Data(repeating: 0x61, count: 2_000_000))
+        defer { try? FileManager.default.removeItem(atPath: large) }
+        let overDescriptors = try await world.pbctl(["copy", large] + types(17))
+        expect(overDescriptors, status: 65, stdout: "")
+        #expect(overDescriptors.err.contains("at most 16"), "\(overDescriptors.err)")
+        let piped = try await world.pbctl(["copy"] + types(17), input: Data(repeating: 0x62, count: 2_000_000))
+        expect(piped, status: 65, stdout: "")
+        expectSuccess(try await world.pbctl("paste"), stdout: "before")
+        expectSuccess(try await world.pbctl("count"), stdout: "1\n")
+        // 16 types of large data still travel, each type its own descriptor.
+        expectSuccess(try await world.pbctl(["copy", large] + types(16)))
+        let pasted = try await world.pbctl("paste", "-t", "application/x-type16")
+        #expect(pasted.status == 0 && pasted.stdout == Data(repeating: 0x61, count: 2_000_000), "\(pasted.err)")
+    }
+
     @Test func appleIdentifiersAreMappedToMIME() async throws {
         let world = try await PbctlHarness()
         expectSuccess(try await world.pbctl("copy", "-t", "public.html", input: "<p>"))

@@ -69,6 +69,12 @@ final class Server: Sendable {
     /// Replaces the contents with one item whose data the server reads from `fd` (to its end),
     /// offered under each of `types`. The caller keeps `fd`.
     func writeItemFd(_ name: String, types: [String], fd: Int32, options: PasteboardWriteOptions) async throws {
+        // One descriptor per type; a message carrying more than the bus takes would cost the
+        // connection.
+        guard types.count <= Message.maximumDescriptors else {
+            throw PasteboardError.invalidArgument(
+                "data over \(CopyJob.inlineCutoff >> 20) MiB travels by file descriptor, one per type, and a D-Bus message carries at most \(Message.maximumDescriptors): give at most \(Message.maximumDescriptors) types (-t) for it")
+        }
         var entries: [(DBusValue, DBusValue)] = []
         for type in types {
             entries.append((.string(type), .unixFD(try PasteboardInterface.descriptor(sending: fd))))

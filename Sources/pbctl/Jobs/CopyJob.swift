@@ -94,7 +94,9 @@ struct CopyJob: Job {
                 try await server.writeItem(name, types: types, data: head, options: options)
                 return
             } catch let error as PasteboardError where error.code == .tooLarge && head.count > 0 {
-                // The server takes less inline than we guessed: hand it over by descriptor.
+                // The server takes less inline than we guessed: hand it over by descriptor. Any
+                // other limit (the item's bytes, its number of types) refuses that too: said now.
+                guard let inline = try await server.limit("max-inline-bytes"), UInt64(head.count) > inline else { throw error }
             }
         }
         try await stream(head, then: complete ? [] : [input], types: types, to: server, options: options)
