@@ -30,6 +30,22 @@ struct StoreLocationTests {
         }
     }
 
+    /// No refusal shows a password: not one given as a parameter (libpq's `password=`, refused
+    /// here as unknown), nor one in text that is no URL.
+    @Test(arguments: [
+        "postgresql://pb@db/pasteboards?password=S3cret",
+        "postgresql://pb@db/pasteboards?sslmode=disable&PASSWORD=S3cret&x=1",
+        "postgresql://pb@db/pasteboards?password=S3cret#password=S3cret",
+        "postgresql:pb:S3cret@db/pasteboards",
+        "postgres:pb:S3cret@db/pasteboards",
+        "postgresql://pb:S3cret@/pasteboards",
+    ])
+    func noRefusalShowsAPassword(url: String) throws {
+        let error = #expect(throws: StoreLocationError.self) { try StoreLocation(parsing: url) }
+        #expect(error?.description.contains("S3cret") == false, "\(String(describing: error))")
+        #expect(error?.description.contains("***") == true, "\(String(describing: error))")
+    }
+
     /// An IPv6 address is written in brackets, and is connected to without them.
     @Test func anIPv6AddressIsTheHost() throws {
         let local = try location("postgresql://pb@[::1]:5433/pasteboards")

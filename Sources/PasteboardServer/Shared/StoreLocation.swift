@@ -182,11 +182,24 @@ public struct StoreLocationError: Error, Sendable, Equatable, CustomStringConver
         self.description = description
     }
 
-    /// `text` with the password of a URL in it replaced, so that a message never shows it.
+    /// `text` with every password in it replaced, so that a message never shows one: the
+    /// URL's (`USER:PASSWORD@`, also in text that is no URL, such as `postgresql:u:p@host`,
+    /// where the first `:` is taken for the scheme's end) and any `password` parameter's
+    /// value (which libpq takes, and which is refused here as unknown).
     static func redact(_ text: String) -> String {
-        guard let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].lastIndex(of: "@") else { return text }
-        let credentials = text[scheme.upperBound..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return text }
-        return text.replacingCharacters(in: credentials.index(after: colon)..<at, with: "***")
+        var shown = text
+        let start = shown.range(of: "://")?.upperBound ?? shown.firstIndex(of: ":").map { shown.index(after: $0) }
+        if let start, let at = shown[start...].lastIndex(of: "@"), let colon = shown[start..<at].firstIndex(of: ":") {
+            shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
+        }
+        // Parameters: `password=...` up to the next `&` or `#`, in any letter case.
+        var searched = 0
+        while let name = shown[shown.index(shown.startIndex, offsetBy: searched)...].range(of: "password=", options: .caseInsensitive) {
+            let value = shown.distance(from: shown.startIndex, to: name.upperBound)
+            let end = shown[name.upperBound...].firstIndex { $0 == "&" || $0 == "#" } ?? shown.endIndex
+            shown.replaceSubrange(name.upperBound..<end, with: "***")
+            searched = value + 3
+        }
+        return shown
     }
 }
