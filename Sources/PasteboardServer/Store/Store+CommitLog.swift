@@ -50,13 +50,12 @@ extension Store {
         startLogOverIfApplied()
     }
 
-    /// Applies recorded changes in one transaction. Runs on the service queue without the turn
-    /// (the database is the queue's alone; the log and ``logged`` are the turn's).
+    /// Applies recorded changes in one transaction, reduced to what they leave
+    /// (``CoalescedChanges``). Runs on the service queue without the turn (the database is the
+    /// queue's alone; the log and ``logged`` are the turn's).
     func apply(_ rows: [ChangeRows]) throws {
         try transaction { db in
-            for change in rows {
-                try Self.apply(change, to: db)
-            }
+            try Self.apply(coalescing: rows, to: db)
         }
         // The pasteboard and contents b-trees, plus the data.
         checkpointer.committed(estimatedPages: 2 * rows.count + rows.reduce(0) { $0 + $1.inlineBytes } / 4096)

@@ -335,11 +335,39 @@ final class Store {
             // Removed: the history goes with the contents.
             try db.run("DELETE FROM contents WHERE pasteboard = ?", [key])
         } else if !change.keepsPrevious, change.count > 0 {
-            try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(change.count - 1)])
+            try deleteGeneration(change.count - 1, of: key, in: db)
         }
         for count in change.pruned {
-            try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(count)])
+            try deleteGeneration(count, of: key, in: db)
         }
+        try writePasteboardRow(change, to: db)
+        try insertContents(change, to: db)
+    }
+
+    /// Writes several changes inside the caller's transaction, reduced to what they leave
+    /// (``CoalescedChanges``): the same database as applying each in turn.
+    static func apply(coalescing changes: [ChangeRows], to db: Database) throws {
+        for name in CoalescedChanges(changes).names {
+            let key = SQLValue.text(name.name)
+            if name.deletesAll {
+                try db.run("DELETE FROM contents WHERE pasteboard = ?", [key])
+            }
+            for count in name.deleted {
+                try deleteGeneration(count, of: key, in: db)
+            }
+            try writePasteboardRow(name.last, to: db)
+            for change in name.inserted {
+                try insertContents(change, to: db)
+            }
+        }
+    }
+
+    private static func deleteGeneration(_ count: UInt64, of key: SQLValue, in db: Database) throws {
+        try db.run("DELETE FROM contents WHERE pasteboard = ? AND count = ?", [key, .integer(count)])
+    }
+
+    /// The pasteboard's row as `change` leaves it.
+    private static func writePasteboardRow(_ change: ChangeRows, to db: Database) throws {
         try db.run(
             """
             INSERT INTO pasteboard (name, count, listed, changed_at, expires_at, owner_pid, volatile) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -347,11 +375,16 @@ final class Store {
             expires_at = excluded.expires_at, owner_pid = excluded.owner_pid, volatile = excluded.volatile
             """,
             [
-                key, .integer(change.count), .integer(change.listed), .integer(change.changedAt),
+                .text(change.name), .integer(change.count), .integer(change.listed), .integer(change.changedAt),
                 change.expiresAt.map { .integer($0) } ?? .null,
                 change.representations.lazy.compactMap(\.owner).first.map { .integer(Int($0)) } ?? .null,
                 .integer(change.volatile),
             ])
+    }
+
+    /// The rows of `change`'s contents, under its count.
+    private static func insertContents(_ change: ChangeRows, to db: Database) throws {
+        let key = SQLValue.text(change.name)
         for representation in change.representations {
             var data = SQLValue.null, blobID = SQLValue.null
             var provider = SQLValue.null, promiseCount = SQLValue.null, promiseItem = SQLValue.null

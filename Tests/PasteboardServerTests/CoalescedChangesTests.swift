@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+@testable import PasteboardServer
+import Testing
+
+/// A transaction of many changes writes what they leave (``CoalescedChanges``): the database
+/// must end exactly as applying each change in turn leaves it, whatever the changes are.
+struct CoalescedChangesTests {
+    /// Changes of a few names, as the service makes them: counts that only grow, writes that
+    /// keep the previous generation or not and push old ones out of the history, clears,
+    /// removes, concealed contents (rows without representations), blobs and promises.
+    struct Changes: RandomNumberGenerator {
+        var state: UInt64
+        var counts: [String: UInt64] = [:]
+        var generations: [String: [UInt64]] = [:]
+
+        mutating func next() -> UInt64 {
+            // SplitMix64: the same sequence for the same seed.
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+
+        mutating func make(_ number: Int) -> [ChangeRows] {
+            (0..<number).map { _ in change() }
+        }
+
+        private mutating func change() -> ChangeRows {
+            let name = ["general", "find", "a'b"].randomElement(using: &self)!
+            let count = counts[name, default: 0] + UInt64.random(in: 1...2, using: &self)
+            counts[name] = count
+            let kind = Int.random(in: 0..<20, using: &self)
+            let listed = kind != 0
+            let volatile = kind == 1
+            let keepsPrevious = listed && !volatile && kind > 5
+            var kept = generations[name, default: []]
+            if !listed { kept = [] }
+            // Up to three generations kept: the oldest go, as `history-depth` 3 would push them.
+            var pruned: [UInt64] = []
+            while kept.count > 3 { pruned.append(kept.removeFirst()) }
+            if Bool.random(using: &self), let extra = kept.first, kept.count > 1 {
+                pruned.append(extra)
+                kept.removeFirst()
+            }
+            let representations: [ChangeRows.Representation] = !listed || volatile || kind == 2 ? [] : (0..<Int.random(in: 1...3, using: &self)).map { index in
+                let data: ChangeRows.Representation.Data = switch Int.random(in: 0..<4, using: &self) {
+                case 0: .blob(String(format: "%032x", Int.random(in: 0..<1_000_000, using: &self)))
+                case 1: .promised(provider: "bus/:1.\(index)", count: count, item: UInt32(index))
+                default: .inline((0..<Int.random(in: 0..<8, using: &self)).map { _ in UInt8.random(in: 0...255, using: &self) })
+                }
+                return ChangeRows.Representation(
+                    item: index / 2, position: index % 2, type: ["text/plain", "image/png", "text/html"][index], size: UInt64(index * 10),
+                    data: data, owner: index == 2 ? 42 : nil)
+            }
+            if keepsPrevious || representations.isEmpty == false { kept.append(count) }
+            generations[name] = kept
+            return ChangeRows(
+                name: name, count: count, listed: listed, changedAt: 1_000 + count, expiresAt: kind == 3 ? 9_000 + count : nil,
+                volatile: volatile, keepsPrevious: keepsPrevious, pruned: pruned, representations: representations)
+        }
+    }
+
+    /// Every row of both tables, in a fixed order, as text.
+    static func dump(_ store: Store) throws -> [String] {
+        try store.database.read { db in
+            let pasteboards = try Row.fetchAll(db, sql: "SELECT * FROM pasteboard ORDER BY name")
+            let contents = try Row.fetchAll(db, sql: "SELECT * FROM contents ORDER BY pasteboard, count, item, position")
+            return (pasteboards + contents).map(\.description)
+        }
+    }
+
+    static func store() throws -> (Store, String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-coalesce-\(UUID().uuidString)").path
+        return (try Store(directory: directory), directory)
+    }
+
+    @Test(arguments: 1...40)
+    func aTransactionEndsAsTheChangesOneByOneWould(seed: Int) throws {
+        var changes = Changes(state: UInt64(seed))
+        // Rows the database holds before: the transaction deletes some of them.
+        let before = changes.make(12)
+        let batch = changes.make(Int.random(in: 1...60, using: &changes))
+        let (oneByOne, first) = try Self.store()
+        let (coalesced, second) = try Self.store()
+        defer {
+            try? FileManager.default.removeItem(atPath: first)
+            try? FileManager.default.removeItem(atPath: second)
+        }
+        for store in [oneByOne, coalesced] {
+            try store.transaction { db in for change in before { try Store.apply(change, to: db) } }
+        }
+        try oneByOne.transaction { db in for change in batch { try Store.apply(change, to: db) } }
+        try coalesced.apply(batch)
+        let expected = try Self.dump(oneByOne)
+        #expect(try Self.dump(coalesced) == expected, "seed \(seed)")
+        #expect(expected.count > 3, "the changes leave rows to compare")
+    }
+
+    /// A burst of one name's writes inserts only the generations that stay.
+    @Test func aBurstWritesOnlyWhatStays() throws {
+        var changes = Changes(state: 7)
+        let burst = (0..<200).map { _ in changes.make(1)[0] }
+        let coalesced = CoalescedChanges(burst)
+        let inserted = coalesced.names.reduce(0) { $0 + $1.inserted.count }
+        #expect(inserted < 20, "\(inserted) generations inserted of 200 changes")
+        #expect(coalesced.names.count <= 3)
+    }
+}
