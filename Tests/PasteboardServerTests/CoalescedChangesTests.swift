@@ -9,18 +9,13 @@ struct CoalescedChangesTests {
     /// Changes of a few names, as the service makes them: counts that only grow, writes that
     /// keep the previous generation or not and push old ones out of the history, clears,
     /// removes, concealed contents (rows without representations), blobs and promises.
-    struct Changes: RandomNumberGenerator {
-        var state: UInt64
+    struct Changes {
+        var random: SeededRandom
         var counts: [String: UInt64] = [:]
         var generations: [String: [UInt64]] = [:]
 
-        mutating func next() -> UInt64 {
-            // SplitMix64: the same sequence for the same seed.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+        init(seed: UInt64) {
+            random = SeededRandom(seed: seed)
         }
 
         mutating func make(_ number: Int) -> [ChangeRows] {
@@ -28,10 +23,10 @@ struct CoalescedChangesTests {
         }
 
         private mutating func change() -> ChangeRows {
-            let name = ["general", "find", "a'b"].randomElement(using: &self)!
-            let count = counts[name, default: 0] + UInt64.random(in: 1...2, using: &self)
+            let name = ["general", "find", "a'b"].randomElement(using: &random)!
+            let count = counts[name, default: 0] + UInt64.random(in: 1...2, using: &random)
             counts[name] = count
-            let kind = Int.random(in: 0..<20, using: &self)
+            let kind = Int.random(in: 0..<20, using: &random)
             let listed = kind != 0
             let volatile = kind == 1
             let keepsPrevious = listed && !volatile && kind > 5
@@ -40,15 +35,15 @@ struct CoalescedChangesTests {
             // Up to three generations kept: the oldest go, as `history-depth` 3 would push them.
             var pruned: [UInt64] = []
             while kept.count > 3 { pruned.append(kept.removeFirst()) }
-            if Bool.random(using: &self), let extra = kept.first, kept.count > 1 {
+            if Bool.random(using: &random), let extra = kept.first, kept.count > 1 {
                 pruned.append(extra)
                 kept.removeFirst()
             }
-            let representations: [ChangeRows.Representation] = !listed || volatile || kind == 2 ? [] : (0..<Int.random(in: 1...3, using: &self)).map { index in
-                let data: ChangeRows.Representation.Data = switch Int.random(in: 0..<4, using: &self) {
-                case 0: .blob(String(format: "%032x", Int.random(in: 0..<1_000_000, using: &self)))
+            let representations: [ChangeRows.Representation] = !listed || volatile || kind == 2 ? [] : (0..<Int.random(in: 1...3, using: &random)).map { index in
+                let data: ChangeRows.Representation.Data = switch Int.random(in: 0..<4, using: &random) {
+                case 0: .blob(String(format: "%032x", Int.random(in: 0..<1_000_000, using: &random)))
                 case 1: .promised(provider: "bus/:1.\(index)", count: count, item: UInt32(index))
-                default: .inline((0..<Int.random(in: 0..<8, using: &self)).map { _ in UInt8.random(in: 0...255, using: &self) })
+                default: .inline((0..<Int.random(in: 0..<8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
                 }
                 return ChangeRows.Representation(
                     item: index / 2, position: index % 2, type: ["text/plain", "image/png", "text/html"][index], size: UInt64(index * 10),
@@ -78,10 +73,10 @@ struct CoalescedChangesTests {
 
     @Test(arguments: 1...40)
     func aTransactionEndsAsTheChangesOneByOneWould(seed: Int) throws {
-        var changes = Changes(state: UInt64(seed))
+        var changes = Changes(seed: UInt64(seed))
         // Rows the database holds before: the transaction deletes some of them.
         let before = changes.make(12)
-        let batch = changes.make(Int.random(in: 1...60, using: &changes))
+        let batch = changes.make(Int.random(in: 1...60, using: &changes.random))
         let (oneByOne, first) = try Self.store()
         let (coalesced, second) = try Self.store()
         defer {
@@ -100,7 +95,7 @@ struct CoalescedChangesTests {
 
     /// A burst of one name's writes inserts only the generations that stay.
     @Test func aBurstWritesOnlyWhatStays() throws {
-        var changes = Changes(state: 7)
+        var changes = Changes(seed: 7)
         let burst = (0..<200).map { _ in changes.make(1)[0] }
         let coalesced = CoalescedChanges(burst)
         let inserted = coalesced.names.reduce(0) { $0 + $1.inserted.count }
