@@ -130,27 +130,39 @@ struct HistoryTests {
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(3)])
     }
 
-    /// Contents written to expire never enter the history, like transient ones: not listed
-    /// while current (a restore would make them lasting), nor once replaced, by their expiry's
-    /// clear or by a write before it.
-    @Test func expiringContentsDoNotOutliveTheirTimeInTheHistory() async throws {
+    /// Contents written to expire are in the history until their time (the contract leaves
+    /// out only concealed and transient ones): listed while current and once replaced, restored
+    /// with the same deadline (a restore never makes them lasting), gone once it passes, and
+    /// never saved as history (a restart does not bring them back).
+    @Test func expiringContentsAreInTheHistoryUntilTheirTime() async throws {
         let h = try await Harness()
         try await h.write(text: "kept")
         #expect(try await h.write([[("text/plain", Array("one-time code".utf8))]], options: [("expires-in-ms", .uint64(600_000))]) == 2)
-        #expect(try await history(h).map(\.count) == [1])
-        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(2)])
+        #expect(try await history(h).map(\.count) == [2, 1])
         try await h.write(text: "next")
-        #expect(try await history(h).map(\.count) == [3, 1])
-        await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(2)])
+        #expect(try await history(h).map(\.count) == [3, 2, 1])
+        // Restored, it keeps its deadline: still to expire, and still in the history.
+        #expect(try await restore(h, 2) == 4)
+        #expect(try await h.readData("text/plain").data == Array("one-time code".utf8))
+        let items = try await h.call("Items", [.string("general")])
+        #expect(items.first?.uint64Value == 4)
+        #expect(try await history(h).map(\.count) == [4, 3, 2, 1])
 
-        #expect(try await h.write([[("text/plain", Array("brief".utf8))]], to: "short", options: [("expires-in-ms", .uint64(300))]) == 1)
-        #expect(await eventually(timeout: .seconds(20)) { (try? await h.changeCount("short")) == 2 })
-        #expect(try await history(h, "short").isEmpty)
+        // Gone at its time, from the current contents and from the history.
+        #expect(try await h.write([[("text/plain", Array("brief".utf8))]], to: "short", options: [("expires-in-ms", .uint64(1_500))]) == 1)
+        #expect(try await history(h, "short").map(\.count) == [1])
+        try await h.write(text: "over it", to: "short")
+        #expect(try await history(h, "short").map(\.count) == [2, 1])
+        #expect(try await restore(h, 1, "short") == 3)
+        #expect(await eventually(timeout: .seconds(20)) { (try? await h.changeCount("short")) == 4 }, "the restored copy expires on the first one's time")
+        #expect(try await history(h, "short").map(\.count) == [2])
         await h.expectFailure("NoSuchItem", "Restore", [.string("short"), .uint64(1)])
-        // Nor after a restart: it was never saved as history.
+        await h.expectFailure("NoSuchItem", "Restore", [.string("short"), .uint64(3)])
+        // Nor after a restart: an expiring generation is never saved as history.
+        // (The current contents, still to expire, are listed; generation 2 is not.)
         try await h.server.restart()
-        #expect(try await history(h).map(\.count) == [3, 1])
-        #expect(try await history(h, "short").isEmpty)
+        #expect(try await history(h).map(\.count) == [4, 3, 1])
+        #expect(try await history(h, "short").map(\.count) == [2])
     }
 
     @Test func survivesACrashWithFileBackedData() async throws {

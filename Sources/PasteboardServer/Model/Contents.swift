@@ -45,11 +45,16 @@ struct PasteboardEntry: Sendable {
     var history: [Generation] = []
 
     /// Whether these contents may be listed by `History` and restored: not empty, neither
-    /// concealed nor transient, and not written to expire (contents meant to go away after a
-    /// while must not come back from the history, nor be restored as lasting ones). (Owner-only
-    /// items enter it with their owner, so a restored one stays private; a restored promise is
-    /// asked of its writer like the original.)
-    var entersHistory: Bool { !items.isEmpty && !isVolatile && expiresAt == nil }
+    /// concealed nor transient. (Owner-only items enter it with their owner, so a restored one
+    /// stays private; a restored promise is asked of its writer like the original.) Contents
+    /// written to expire enter it with their deadline: listed until then, restored with it, kept
+    /// in memory only (see ``PasteboardService/change(_:_:after:removed:_:)``).
+    var entersHistory: Bool { !items.isEmpty && !isVolatile }
+
+    /// Whether these contents were written to expire and their time has come.
+    func hasExpired(at now: UInt64) -> Bool {
+        expiresAt.map { $0 <= now } ?? false
+    }
 
     /// Whether some item was written `owner-only`: reading it needs the caller's process.
     var hasOwnerOnlyItems: Bool { items.contains { $0.ownerPID != nil } }
@@ -85,12 +90,20 @@ struct Generation: Sendable {
     let items: [Item]
     /// The bytes of all items, counted once: every write sums the history against its limit.
     let byteCount: UInt64
+    /// When contents written to expire go (Unix time in milliseconds): from `History` then,
+    /// and a `Restore` before then keeps the deadline.
+    let expiresAt: UInt64?
 
-    init(count: UInt64, writtenAt: UInt64, items: [Item]) {
+    init(count: UInt64, writtenAt: UInt64, items: [Item], expiresAt: UInt64? = nil) {
         self.count = count
         self.writtenAt = writtenAt
         self.items = items
+        self.expiresAt = expiresAt
         byteCount = items.reduce(0) { $0 + $1.byteCount }
+    }
+
+    func hasExpired(at now: UInt64) -> Bool {
+        expiresAt.map { $0 <= now } ?? false
     }
 
     /// Every type of every item, first item first, without repeats.
