@@ -83,7 +83,15 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
     private init(parsing text: String) throws(PasteboardError) {
         let (compact, hadSpaces) = try TypeSyntax.compact(text)
         if compact.utf8.contains(UInt8(ascii: "/")) {
-            self.init(mime: try TypeSyntax.parseMIME(compact, original: text))
+            do throws(PasteboardError) {
+                self.init(mime: try TypeSyntax.parseMIME(compact, original: text))
+            } catch {
+                // Printable ASCII that is no MIME type (`a/b/c`, `text/`) is kept as written, as
+                // the contract has any type that is neither MIME nor Apple's; its spaces, which
+                // only MIME parameters may have, are not.
+                guard !hadSpaces else { throw error }
+                self.init(identifier: compact)
+            }
             return
         }
         if let mimeType = AppleTypeIdentifiers.mimeTypeByIdentifier[compact.lowercased()],

@@ -56,26 +56,32 @@ struct PasteboardTypeTests {
             "text/plain;charset=utf‑8",
             String(repeating: "a", count: 256),
             "application/" + String(repeating: "b", count: 244),
-            "text/",
-            "/plain",
-            "/",
-            "a/b/c",
-            "text/pl@in",
-            "text/plain;charset",
-            "text/plain;=utf-8",
-            "text/plain;charset=",
-            "text/plain;charset=\"utf-8",
-            "text/plain;charset=a\"b",
             "text/plain;name=\"a b\"",
             "text/plain;na me=x",
             "com.example todo",
             "com.example ; v=1",
             " ",
+            "text/plain ; charset",
+            "a/b/c ; x=1",
         ])
     func invalid(input: String) {
         let error = #expect(throws: PasteboardError.self) { try PasteboardType(validating: input) }
         #expect(error?.code == .invalidType)
         #expect(error.map { !$0.message.isEmpty && $0.message.hasSuffix(".") } == true)
+    }
+
+    /// Printable ASCII without white space is a type (the contract's rule): what is no MIME
+    /// type is kept as written, as `com.example.todo` is, and matches only its own spelling
+    /// (in any letter case).
+    @Test(
+        "printable ASCII that is no MIME type is kept as written",
+        arguments: ["text/", "/plain", "/", "a/b/c", "text/pl@in", "text/plain;charset", "text/plain;=utf-8", "text/plain;charset=", "text/plain;charset=\"utf-8", "x;y", "~!#$%^&*()"])
+    func keptAsWritten(input: String) throws {
+        let type = try PasteboardType(validating: input)
+        #expect(type.rawValue == input)
+        #expect(!type.isMIME)
+        #expect(type == (try PasteboardType(validating: input.uppercased())))
+        #expect(type != .plainText)
     }
 
     @Test("messages name the problem")
@@ -93,8 +99,8 @@ struct PasteboardTypeTests {
         #expect(message("text/ plain").contains("space at byte 5"))
         #expect(message("text/plain\t").contains("tab at byte 10"))
         #expect(message("téxt/plain").contains("non-ASCII character at byte 1"))
-        #expect(message("a/b/c").contains("not a valid MIME type"))
-        #expect(message("text/plain;charset").contains("has no value"))
+        #expect(message("a/b/c ; x=1").contains("not a valid MIME type"))
+        #expect(message("text/plain ; charset").contains("has no value"))
         #expect(message("text/plain\u{1}").contains("U+0001"))
     }
 
