@@ -21,6 +21,10 @@ struct PasteTests {
         expectSuccess(try await world.pbctl("-pnotes", "paste", "-timage/png", "-ttext/plain"), stdout: "<b>bold</b>")
         expectSuccess(try await world.pbctl("paste", "-ttext/html", "-pnotes"), stdout: "<b>bold</b>")
         expect(try await world.pbctl("paste"), status: 1, stdout: "", stderr: "pbctl: 'general' is empty\n")
+        // A value starting with '-' is the value, as getopt has it.
+        expectSuccess(try await world.pbctl("-p-dash", "copy", "-t-odd", input: "dashed"))
+        expectSuccess(try await world.pbctl("--pasteboard=-dash", "types"), stdout: "-odd\n")
+        expectSuccess(try await world.pbctl("paste", "-p-dash", "-t-odd"), stdout: "dashed")
     }
 
     @Test func firstSatisfiableTypeWins() async throws {

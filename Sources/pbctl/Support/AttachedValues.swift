@@ -5,9 +5,13 @@
 /// pbctl's only short options, `-p` and `-t`, both take a value, so an argument starting with
 /// either can be nothing else. `-p=NAME` is left to ArgumentParser, which reads it already;
 /// nothing after `--` or `--exec` (or `--exec=CMD`: another program's arguments) is touched.
+/// A value that starts with `-` (`-p-notes`, the pasteboard `-notes`, as getopt reads it)
+/// becomes the long option with `=` (`--pasteboard=-notes`): apart, ArgumentParser would take
+/// it for an option.
 enum AttachedValues {
-    /// The short options that take a value.
+    /// The short options that take a value, and their long spellings.
     static let options = ["-p", "-t"]
+    static let longOptions = ["-p": "--pasteboard", "-t": "--type"]
 
     static func split(_ arguments: some Collection<String>) -> [String] {
         var result: [String] = []
@@ -21,8 +25,13 @@ enum AttachedValues {
             }
             let utf8 = argument.utf8
             if utf8.count > 2, let option = options.first(where: { argument.hasPrefix($0) }), utf8.dropFirst(2).first != UInt8(ascii: "=") {
-                result.append(option)
-                result.append(String(argument.dropFirst(2)))
+                let value = String(argument.dropFirst(2))
+                if value.hasPrefix("-") {
+                    result.append(longOptions[option]! + "=" + value)
+                } else {
+                    result.append(option)
+                    result.append(value)
+                }
             } else {
                 result.append(argument)
             }
