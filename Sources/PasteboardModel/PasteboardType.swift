@@ -8,9 +8,9 @@ import Synchronization
 /// kept as written.
 ///
 /// A valid type is 1 to 255 bytes of printable ASCII. Spaces are allowed only around the `;`
-/// between MIME parameters, and are dropped. A type that contains `/` is a MIME type and must
-/// be well formed (`type/subtype`, then `;name=value` parameters); a type without `/` is an
-/// identifier.
+/// between MIME parameters, and are dropped. A well-formed MIME type (`type/subtype`, then
+/// `;name=value` parameters) is normalised as one; anything else, `/` or not (`a/b/c`), is an
+/// identifier kept as written, as the contract has it. (Text with spaces must be a MIME type.)
 ///
 /// ```swift
 /// try PasteboardType(validating: "text/plain ; charset=utf-8").rawValue  // "text/plain;charset=utf-8"
@@ -51,7 +51,7 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
     /// - Parameter text: A MIME type such as `text/plain;charset=utf-8`, an Apple identifier
     ///   such as `public.utf8-plain-text`, or any other identifier.
     /// - Throws: ``PasteboardError/Code/invalidType`` when the text is empty, longer than 255
-    ///   bytes, not printable ASCII, has a space anywhere but around a `;`, or contains `/`
+    ///   bytes, not printable ASCII, has a space anywhere but around a `;`, or has spaces
     ///   without being a well-formed MIME type.
     public init(validating text: String) throws(PasteboardError) {
         if let known = Self.recentlyValidated.withLock({ $0[text] }) {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PasteboardModel
 @testable import PasteboardServer
 import Testing
 
@@ -101,5 +102,35 @@ struct CoalescedChangesTests {
         let inserted = coalesced.names.reduce(0) { $0 + $1.inserted.count }
         #expect(inserted < 20, "\(inserted) generations inserted of 200 changes")
         #expect(coalesced.names.count <= 3)
+    }
+}
+
+/// What a change tells the store to drop of the contents before it.
+struct ChangeRowsOfThePreviousContentsTests {
+    static func entry(count: UInt64, text: String, expiresAt: UInt64? = nil) -> PasteboardEntry {
+        var entry = PasteboardEntry()
+        entry.count = count
+        entry.isListed = true
+        entry.items = [Item(representations: [Representation(type: .plainText, payload: .inline(Array(text.utf8)))])]
+        entry.expiresAt = expiresAt
+        return entry
+    }
+
+    /// Contents that do not enter the history (here, written to expire) lose their rows when
+    /// replaced, also when the new change does not follow them at once (another server's,
+    /// taken in after changes this one did not keep): the store's own rule drops only the
+    /// rows of the count just before.
+    @Test func theRowsOfContentsThatDoNotEnterTheHistoryGoAfterAGap() throws {
+        let name = try PasteboardName(validating: "general")
+        let expiring = Self.entry(count: 5, text: "code", expiresAt: .max)
+        let next = PasteboardService.change(name, Self.entry(count: 6, text: "next"), after: expiring, removed: false, Limits())
+        #expect(!next.keepsPrevious)
+        #expect(next.pruned.isEmpty, "count 5 goes by the store's own rule")
+        let afterAGap = PasteboardService.change(name, Self.entry(count: 9, text: "remote"), after: expiring, removed: false, Limits())
+        #expect(!afterAGap.keepsPrevious)
+        #expect(afterAGap.pruned == [5])
+        // Lasting contents enter the history and keep their rows, gap or not.
+        let lasting = PasteboardService.change(name, Self.entry(count: 9, text: "remote"), after: Self.entry(count: 5, text: "kept"), removed: false, Limits())
+        #expect(lasting.keepsPrevious && lasting.pruned.isEmpty)
     }
 }

@@ -157,6 +157,10 @@ struct DeclaredTypeTests {
         expect(
             try await world.pbctl("types", "show", "com.example.nothing", environment: data.environment), status: 1,
             stdout: "", stderr: "pbctl: com.example.nothing is not declared; declare it with `pbctl types declare com.example.nothing --mime TYPE --conforms-to TYPE`\n")
+        // A type with a '/' that is no MIME type is kept as written: nothing to declare it as.
+        expect(
+            try await world.pbctl("types", "show", "a/b/c", environment: data.environment), status: 1,
+            stdout: "", stderr: "pbctl: \"a/b/c\" is no MIME type, only a name kept as written; the MIME database knows nothing of it\n")
     }
 
     @Test(

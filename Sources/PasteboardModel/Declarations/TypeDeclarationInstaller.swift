@@ -98,9 +98,10 @@ public struct TypeDeclarationInstaller: Sendable {
 
     /// The file name of `identifier`'s package: `IDENTIFIER.xml`, or, when that would be longer
     /// than a file name may be (255 bytes; an identifier may have as many), the identifier's
-    /// first 200 bytes, `-`, and a digest of the whole (FNV-1a, 16 hexadecimal digits), so
-    /// that two long identifiers sharing a beginning still get two files. The package names the
-    /// identifier inside; the file's name only has to be its own.
+    /// first 200 bytes, `_`, and a digest of the whole (FNV-1a, 16 hexadecimal digits), so
+    /// that two long identifiers sharing a beginning still get two files, and no identifier's
+    /// own name (which has no `_`) is one of them. The package names the identifier inside;
+    /// the file's name only has to be its own.
     static func packageFileName(for identifier: String) -> String {
         let bytes = Array(identifier.utf8)
         guard bytes.count + 4 > 255 else { return identifier + ".xml" }
@@ -109,7 +110,7 @@ public struct TypeDeclarationInstaller: Sendable {
         let digits = String(hash, radix: 16)
         let digest = String(repeating: "0", count: 16 - digits.count) + digits
         // Identifiers are ASCII (``TypeDeclaration/validate(identifier:)``): any cut is whole characters.
-        return String(decoding: bytes.prefix(200), as: UTF8.self) + "-" + digest + ".xml"
+        return String(decoding: bytes.prefix(200), as: UTF8.self) + "_" + digest + ".xml"
     }
 
     /// Runs `body` holding the turn of the data directory whose MIME folder is `mimeFolder`:
@@ -146,8 +147,11 @@ public struct TypeDeclarationInstaller: Sendable {
         try TypeDeclaration.validate(identifier: identifier)
         let directory = dataDirectory(scope)
         let mimeFolder = directory + "/mime"
-        // No packages folder: nothing declared here to take turns over (and none is made).
-        guard FileManager.default.fileExists(atPath: mimeFolder + "/packages") else {
+        // Nothing declared here (no packages folder, or not this identifier): said without
+        // taking the turn, which needs the right to write there.
+        guard FileManager.default.fileExists(atPath: mimeFolder + "/packages"),
+            DeclaredTypes(directories: [directory]).declaration(forIdentifier: identifier) != nil
+        else {
             return try undeclare(identifier: identifier, in: directory, scope: scope)
         }
         return try withTurn(in: mimeFolder, writing: mimeFolder + "/packages") { () throws(TypeDeclarationError) -> String in

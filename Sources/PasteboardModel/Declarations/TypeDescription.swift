@@ -45,6 +45,10 @@ public struct TypeDescription: Sendable, Equatable {
         let exact: (identifier: String?, type: PasteboardType)
         if text.isMIMESpelling {
             let type = (try? PasteboardType(validating: text))!
+            guard type.isMIME else {
+                // `a/b/c`: a type kept as written, which no MIME database knows or declares.
+                throw .init(.notDeclared, "\(MessageText.quoted(text)) is no MIME type, only a name kept as written; the MIME database knows nothing of it")
+            }
             mime = type.withoutParameters
             // Apple's identifier only when it stands for exactly this type: public.html is not
             // text/html;charset=utf-8.

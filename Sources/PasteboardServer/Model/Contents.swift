@@ -44,12 +44,18 @@ struct PasteboardEntry: Sendable {
     /// Earlier contents, newest first (never concealed or transient ones).
     var history: [Generation] = []
 
-    /// Whether these contents may be listed by `History` and restored: not empty, neither
-    /// concealed nor transient. (Owner-only items enter it with their owner, so a restored one
-    /// stays private; a restored promise is asked of its writer like the original.) Contents
-    /// written to expire enter it with their deadline: listed until then, restored with it, kept
-    /// in memory only (see ``PasteboardService/change(_:_:after:removed:_:)``).
-    var entersHistory: Bool { !items.isEmpty && !isVolatile }
+    /// Whether these contents are listed by `History` while current, and may be restored: not
+    /// empty, neither concealed nor transient (the contract's rule). Contents written to expire
+    /// are, until their deadline, and a restore keeps it.
+    var isListedInHistory: Bool { !items.isEmpty && !isVolatile }
+
+    /// Whether these contents, once replaced, stay in the history as an earlier generation:
+    /// listed and restored as lasting ones, and saved. Not contents written to expire, which
+    /// would outlive their time there (and come back after a restart); nor, then, do they take
+    /// a place of `history-depth` from the lasting ones. (Owner-only items enter it with their
+    /// owner, so a restored one stays private; a restored promise is asked of its writer like
+    /// the original.)
+    var entersHistory: Bool { isListedInHistory && expiresAt == nil }
 
     /// Whether these contents were written to expire and their time has come.
     func hasExpired(at now: UInt64) -> Bool {
@@ -90,20 +96,12 @@ struct Generation: Sendable {
     let items: [Item]
     /// The bytes of all items, counted once: every write sums the history against its limit.
     let byteCount: UInt64
-    /// When contents written to expire go (Unix time in milliseconds): from `History` then,
-    /// and a `Restore` before then keeps the deadline.
-    let expiresAt: UInt64?
 
-    init(count: UInt64, writtenAt: UInt64, items: [Item], expiresAt: UInt64? = nil) {
+    init(count: UInt64, writtenAt: UInt64, items: [Item]) {
         self.count = count
         self.writtenAt = writtenAt
         self.items = items
-        self.expiresAt = expiresAt
         byteCount = items.reduce(0) { $0 + $1.byteCount }
-    }
-
-    func hasExpired(at now: UInt64) -> Bool {
-        expiresAt.map { $0 <= now } ?? false
     }
 
     /// Every type of every item, first item first, without repeats.

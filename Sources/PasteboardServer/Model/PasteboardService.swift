@@ -321,7 +321,9 @@ final class PasteboardService: @unchecked Sendable {
         entry.isListed = true
         entry.isConcealed = options.concealed || (keep && entry.isConcealed)
         entry.isVolatile = options.isVolatile || (keep && entry.isVolatile)
-        if let milliseconds = options.expiresInMilliseconds {
+        if let expiresAt = options.expiresAt {
+            entry.expiresAt = expiresAt
+        } else if let milliseconds = options.expiresInMilliseconds {
             let (expiresAt, overflow) = Self.nowMilliseconds().addingReportingOverflow(milliseconds)
             entry.expiresAt = overflow ? .max : expiresAt  // saturates: a huge expires-in-ms never comes
         } else if !keep {
@@ -332,17 +334,16 @@ final class PasteboardService: @unchecked Sendable {
 
     // MARK: History (on `queue`)
 
-    /// The current contents (unless concealed or transient), then earlier ones, newest first,
-    /// leaving out those written to expire whose time has come; at most `limit` entries, or
-    /// `history-depth` when `limit` is 0.
+    /// The current contents (unless concealed or transient, or written to expire and expired),
+    /// then earlier ones, newest first; at most `limit` entries, or `history-depth` when
+    /// `limit` is 0.
     func history(_ name: PasteboardName, limit: UInt32) -> [(count: UInt64, time: UInt64, types: [PasteboardType])] {
         let entry = entry(name)
-        let now = Self.nowMilliseconds()
         var result: [(count: UInt64, time: UInt64, types: [PasteboardType])] = []
-        if entry.entersHistory, !entry.hasExpired(at: now) {
+        if entry.isListedInHistory, !entry.hasExpired(at: Self.nowMilliseconds()) {
             result.append((entry.count, entry.changedAt, entry.types))
         }
-        result += entry.history.lazy.filter { !$0.hasExpired(at: now) }.map { ($0.count, $0.writtenAt, $0.types) }
+        result += entry.history.map { ($0.count, $0.writtenAt, $0.types) }
         // The kept generations already fit history-depth (see `fitting`).
         return Array(result.prefix(Int(clamping: limit == 0 ? limits.historyDepth : UInt64(limit))))
     }
@@ -354,16 +355,15 @@ final class PasteboardService: @unchecked Sendable {
         let now = Self.nowMilliseconds()
         let items: [Item]
         let expiresAt: UInt64?
-        if count == entry.count, entry.entersHistory, !entry.hasExpired(at: now), limits.historyDepth > 0 {
+        if count == entry.count, entry.isListedInHistory, !entry.hasExpired(at: now), limits.historyDepth > 0 {
             (items, expiresAt) = (entry.items, entry.expiresAt)
-        } else if let generation = entry.history.first(where: { $0.count == count && !$0.hasExpired(at: now) }) {
-            (items, expiresAt) = (generation.items, generation.expiresAt)
+        } else if let generation = entry.history.first(where: { $0.count == count }) {
+            (items, expiresAt) = (generation.items, nil)
         } else {
             throw .noSuchItem("'\(name)' has no contents of change \(count) in its history; list them with History (pbctl history)")
         }
         var options = WriteOptions()
-        // Past `now` (checked above): the rest of the time they had.
-        options.expiresInMilliseconds = expiresAt.map { $0 == .max ? .max : $0 - now }
+        options.expiresAt = expiresAt
         return try write(name, items: items, options: options)
     }
 
@@ -432,35 +432,27 @@ final class PasteboardService: @unchecked Sendable {
     }
 
     /// `entry` (a new change of `name`) as the store saves it: with the history it has after
-    /// `old`, which enters it unless concealed or transient (or written to expire and expired:
-    /// the expiry's own change), and the counts it drops. A `Remove` drops the whole history.
-    ///
-    /// Contents written to expire enter the history in memory only, with their deadline: their
-    /// rows go from the store as if they had not entered it (`keepsPrevious` false), so that a
-    /// restart never brings them back as lasting ones, and they leave the history at the next
-    /// change after their deadline (``history(_:limit:)`` and ``restore(_:count:)`` pass over
-    /// them from the deadline on).
+    /// `old`, which enters it unless concealed, transient or written to expire, and the counts
+    /// it drops. A `Remove` drops the whole history.
     static func change(_ name: PasteboardName, _ entry: PasteboardEntry, after old: PasteboardEntry, removed: Bool, _ limits: Limits) -> Store.Change {
         var entry = entry
         var keepsPrevious = false
-        var pruned: [UInt64] = []
-        let now = nowMilliseconds()
-        if entry.history.contains(where: { $0.hasExpired(at: now) }) {
-            pruned = entry.history.filter { $0.hasExpired(at: now) }.reversed().map(\.count)
-            entry.history.removeAll { $0.hasExpired(at: now) }
-        }
+        var pruned: [UInt64]
         if removed {
             entry.history = []
             pruned = []
-        } else if old.entersHistory, !old.hasExpired(at: now) {
-            let newest = Generation(count: old.count, writtenAt: old.changedAt, items: old.items, expiresAt: old.expiresAt)
-            let dropped: [UInt64]
-            (entry.history, dropped) = history(entry.history, adding: newest, before: entry, limits)
-            pruned += dropped
-            // Unless it alone is over the limits, and went at once; or is to expire.
-            keepsPrevious = !entry.history.isEmpty && old.expiresAt == nil
+        } else if old.entersHistory {
+            (entry.history, pruned) = history(entry.history, adding: Generation(count: old.count, writtenAt: old.changedAt, items: old.items), before: entry, limits)
+            // Unless it alone is over the limits, and went at once.
+            keepsPrevious = !entry.history.isEmpty
         } else {
-            pruned += trimHistory(&entry, limits)
+            pruned = trimHistory(&entry, limits)
+        }
+        // The store drops the rows of the change before this one when they do not enter the
+        // history; another server's change taken in may follow `old` with a gap (the changes
+        // between were not kept here), and `old`'s rows must go all the same.
+        if !keepsPrevious, !removed, old.count > 0, old.count + 1 != entry.count, !pruned.contains(old.count) {
+            pruned.append(old.count)
         }
         return Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)
     }

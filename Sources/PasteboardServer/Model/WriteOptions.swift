@@ -6,6 +6,9 @@ struct WriteOptions: Sendable, Equatable {
     var append = false
     /// Clear the contents this many milliseconds after the write (`expires-in-ms`).
     var expiresInMilliseconds: UInt64? = nil
+    /// Clear the contents at this Unix time in milliseconds: a `Restore` of contents written
+    /// to expire keeps their deadline. (Not a bus option.)
+    var expiresAt: UInt64? = nil
     /// A secret: never on disk, never in history, no types in `Changed` (`concealed`).
     var concealed = false
     /// Not in history, not on disk (`transient`).

@@ -16,7 +16,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         if text.hasPrefix("sqlite:") {
             let path = String(text.dropFirst("sqlite:".count))
             guard path.isEmpty || path.hasPrefix("/") else {
-                throw StoreLocationError("'\(text)': the folder of an SQLite store must be an absolute path (sqlite:/path/to/folder)")
+                throw StoreLocationError("'\(StoreLocationError.redact(text))': the folder of an SQLite store must be an absolute path (sqlite:/path/to/folder)")
             }
             self = .sqlite(directory: path.isEmpty ? nil : path)
         } else if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") {
@@ -183,23 +183,26 @@ public struct StoreLocationError: Error, Sendable, Equatable, CustomStringConver
     }
 
     /// `text` with every password in it replaced, so that a message never shows one: the
-    /// URL's (`USER:PASSWORD@`, also in text that is no URL, such as `postgresql:u:p@host`,
-    /// where the first `:` is taken for the scheme's end) and any `password` parameter's
-    /// value (which libpq takes, and which is refused here as unknown).
+    /// URL's (`USER:PASSWORD@`), and in text that is no URL (no `://`) everything from its
+    /// first `:` to its last `@` (`postgresql:u:p@host`, `u:p@host`); and the value of any
+    /// parameter named `password`, however its name is percent-encoded (libpq takes one; it is
+    /// refused here as unknown), up to the next `&`.
     static func redact(_ text: String) -> String {
         var shown = text
-        let start = shown.range(of: "://")?.upperBound ?? shown.firstIndex(of: ":").map { shown.index(after: $0) }
-        if let start, let at = shown[start...].lastIndex(of: "@"), let colon = shown[start..<at].firstIndex(of: ":") {
+        if let scheme = shown.range(of: "://") {
+            if let at = shown[scheme.upperBound...].lastIndex(of: "@"), let colon = shown[scheme.upperBound..<at].firstIndex(of: ":") {
+                shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
+            }
+        } else if let colon = shown.firstIndex(of: ":"), let at = shown.lastIndex(of: "@"), colon < at {
             shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
         }
-        // Parameters: `password=...` up to the next `&` or `#`, in any letter case.
-        var searched = 0
-        while let name = shown[shown.index(shown.startIndex, offsetBy: searched)...].range(of: "password=", options: .caseInsensitive) {
-            let value = shown.distance(from: shown.startIndex, to: name.upperBound)
-            let end = shown[name.upperBound...].firstIndex { $0 == "&" || $0 == "#" } ?? shown.endIndex
-            shown.replaceSubrange(name.upperBound..<end, with: "***")
-            searched = value + 3
+        guard let question = shown.firstIndex(of: "?") else { return shown }
+        let parameters = shown[shown.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter in
+            guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
+            let name = String(parameter[..<equals])
+            guard (name.removingPercentEncoding ?? name).lowercased() == "password" else { return String(parameter) }
+            return name + "=***"
         }
-        return shown
+        return String(shown[...question]) + parameters.joined(separator: "&")
     }
 }

@@ -73,7 +73,7 @@ final class Server: Sendable {
         // connection.
         guard types.count <= Message.maximumDescriptors else {
             throw PasteboardError.invalidArgument(
-                "data over \(CopyJob.inlineCutoff >> 20) MiB travels by file descriptor, one per type, and a D-Bus message carries at most \(Message.maximumDescriptors): give at most \(Message.maximumDescriptors) types (-t) for it")
+                "data this large travels by file descriptor, one per type, and a D-Bus message carries at most \(Message.maximumDescriptors): give at most \(Message.maximumDescriptors) types (-t) for it")
         }
         var entries: [(DBusValue, DBusValue)] = []
         for type in types {
