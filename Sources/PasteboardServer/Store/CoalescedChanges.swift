@@ -45,6 +45,8 @@ struct CoalescedChanges {
 extension CoalescedChanges.Name {
     /// Folds in the next change of this name, as ``Store/apply(_:to:)`` would apply it.
     mutating func add(_ change: ChangeRows) {
+        // What the reduction rests on: a name's counts only grow.
+        assert(change.count >= last.count, "'\(name)': change \(change.count) after \(last.count)")
         if !change.listed {
             deletesAll = true
             deleted = []
