@@ -17,8 +17,8 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "A run under a minute: fewer repetitions, no 1 GiB transfer.")
     var quick = false
 
-    @Option(help: "Where to write the figures as JSON.")
-    var json = "bench.json"
+    @Option(help: "Where to write the figures as JSON (default: bench.json for a full run; a --quick run writes none unless told).")
+    var json: String?
 
     @Option(help: "The dbus-daemon configuration (default: dbus/session-test.conf of the repository).")
     var busConfig: String?
@@ -96,7 +96,9 @@ struct Bench: AsyncParsableCommand {
         fixture.stop()
         let report = Report(quick: quick, figures: figures)
         print(report.table, terminator: "")
-        try report.writeJSON(to: json)
-        print("figures written to \(json)")
+        // The repository's bench.json holds a full run's figures: a quick run does not replace them.
+        guard let path = json ?? (quick ? nil : "bench.json") else { return }
+        try report.writeJSON(to: path)
+        print("figures written to \(path)")
     }
 }

@@ -81,7 +81,7 @@ struct TypeDeclarationInstallerTests {
             ("com.example.json", "application/json", ["text/plain"], "system type public.json"),
             ("com.example.diff", "text/x-patch", ["text/plain"], "already a type of the MIME database"),
             // An alias is another type's name (text/x-csv is text/csv).
-            ("com.example.csv", "text/x-csv", ["text/plain"], "already a type of the MIME database"),
+            ("com.example.csv", "text/x-csv", ["text/plain"], "another name of text/csv in the MIME database (an alias)"),
             ("com.example.loop", "application/vnd.example.loop", ["application/vnd.example.todo+json"], nil),
             ("com.example.typo", "application/vnd.example.typo", ["application/jsno"], "not a type the MIME database knows"),
         ] as [(String, String, [String], String?)])

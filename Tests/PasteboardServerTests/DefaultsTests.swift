@@ -64,6 +64,10 @@ struct DefaultsTests {
         let unit = try Self.keys(in: "dbus/pasteboardd.service")
         #expect(unit["Service"]?["BusName"] == TestServer.busName, "\(unit)")
         #expect(unit["Service"]?["Type"] == "dbus", "\(unit)")
+        // The sandbox lets the server reach what may be on another host: a PostgreSQL store,
+        // an X display over TCP.
+        let families = Set((unit["Service"]?["RestrictAddressFamilies"] ?? "").split(separator: " ").map(String.init))
+        #expect(families.isSuperset(of: ["AF_UNIX", "AF_INET", "AF_INET6"]), "\(families)")
     }
 
     /// The `KEY=VALUE` lines of an ini-style file by section (comments and blank lines left out).

@@ -202,6 +202,9 @@ public struct TypeDeclarationInstaller: Sendable {
             throw .conflict("\(mime) is the system type \(apple); give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")+json")
         }
         let known = knownTypes()
+        if declared.declaration(forMIME: mime) == nil, let target = aliases()[mime.essence] {
+            throw .conflict("\(mime) is another name of \(target) in the MIME database (an alias); give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
+        }
         if declared.declaration(forMIME: mime) == nil, known.contains(mime.essence) {
             throw .conflict("\(mime) is already a type of the MIME database; give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
         }
@@ -230,24 +233,32 @@ public struct TypeDeclarationInstaller: Sendable {
     }
 
     /// Every MIME type the databases list (`mime/types`) and every alias they know of one
-    /// (`mime/aliases`: `text/x-csv` is `text/csv`), lowercased; empty when no database is
-    /// installed. An alias is another type's name: declaring it would take it from that type.
+    /// (``aliases()``), lowercased; empty when no database is installed.
     func knownTypes() -> Set<String> {
-        var types: Set<String> = []
+        var types = Set(aliases().keys)
         for directory in searchDirectories {
-            if let text = try? String(contentsOfFile: directory + "/mime/types", encoding: .utf8) {
-                for line in text.split(whereSeparator: \.isNewline) where !line.isEmpty {
-                    types.insert(line.lowercased())
-                }
-            }
-            if let text = try? String(contentsOfFile: directory + "/mime/aliases", encoding: .utf8) {
-                for line in text.split(whereSeparator: \.isNewline) {
-                    guard let alias = line.split(separator: " ").first else { continue }
-                    types.insert(alias.lowercased())
-                }
+            guard let text = try? String(contentsOfFile: directory + "/mime/types", encoding: .utf8) else { continue }
+            for line in text.split(whereSeparator: \.isNewline) where !line.isEmpty {
+                types.insert(line.lowercased())
             }
         }
         return types
+    }
+
+    /// The databases' aliases (`mime/aliases`: `text/x-csv` is `text/csv`), lowercased, each
+    /// with the type it names. An alias is another type's name: declaring it would take it
+    /// from that type.
+    func aliases() -> [String: String] {
+        var aliases: [String: String] = [:]
+        for directory in searchDirectories.reversed() {
+            guard let text = try? String(contentsOfFile: directory + "/mime/aliases", encoding: .utf8) else { continue }
+            for line in text.split(whereSeparator: \.isNewline) {
+                let fields = line.split(separator: " ")
+                guard fields.count == 2 else { continue }
+                aliases[fields[0].lowercased()] = fields[1].lowercased()
+            }
+        }
+        return aliases
     }
 
     // MARK: Files and the database tool
