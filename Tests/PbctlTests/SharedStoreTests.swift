@@ -457,6 +457,30 @@ struct SharedStoreTests {
         }
     }
 
+    /// Every connection cut at once: B listens again within a second, and its catch-up then
+    /// meets its other connection, cut too. Tried again, it takes in the change made meanwhile,
+    /// whose notification it never heard; left at one try, B stayed behind until the next one.
+    @Test("A server whose connections were all cut catches up with what changed meanwhile")
+    func everyConnectionCut() async throws {
+        let hosts = try await TwoHosts()
+        expectSuccess(try await hosts.a.pbctl("copy", input: "before"))
+        _ = try await hosts.b.waitForCount(above: 0)
+        _ = try await hosts.database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'pb' AND pid <> pg_backend_pid()")
+        // A's own connection was cut too: its first call may fail.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await hosts.a.pbctl("copy", input: "meanwhile").status != 0 {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("A did not write again") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let count = try await hosts.a.changeCount()
+        do {
+            _ = try await hosts.b.waitForCount(above: count - 1, timeout: .seconds(10))
+        } catch {
+            throw TestSupportError("\(error)\nB's log:\n\(hosts.b.server?.log ?? "")")
+        }
+        expectSuccess(try await hosts.b.pbctl("paste"), stdout: "meanwhile")
+    }
+
     @Test("Contents written to expire are cleared once, by whichever server is first")
     func expiresOnce() async throws {
         let hosts = try await TwoHosts()

@@ -29,17 +29,38 @@ extension PasteboardService {
 
     /// Takes in every pasteboard whose count moved in the shared store: at start, and after
     /// listening to it again (what changed meanwhile was not announced), at `heardAt`.
-    func catchUpShared(heardAt: ContinuousClock.Instant) {
+    ///
+    /// A catch-up that fails is tried again every second, up to a minute: listening comes
+    /// back on a new connection as soon as the database does, while the first call on the
+    /// service queue's connection may still meet the old one, cut; left to the retries of each
+    /// name (which wait twice as long after each failure, up to half a minute), this server
+    /// and its watchers would stay that long behind the others. (Past the minute, the next
+    /// time listening comes back tries again.)
+    func catchUpShared(heardAt: ContinuousClock.Instant, attempt: Int = 0) {
         guard let shared else { return }
         let store = shared.store
         do {
             let counts = try shared.run(heardAt: heardAt) { () throws(SharedStoreError) in try await store.counts() }
+            if attempt > 0 { logger.notice("store: caught up with \(store.location)") }
+            sharedCatchUpPending = false
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
                 guard let name = try? PasteboardName(validating: raw) else { continue }
                 takeIn(name, upTo: count, heardAt: heardAt, catchingUp: true)
             }
         } catch {
-            logger.warning("store: could not catch up with \(store.location): \(error)")
+            if attempt == 0 {
+                // Another catch-up is trying already.
+                guard !sharedCatchUpPending else { return }
+                logger.warning("store: could not catch up with \(store.location): \(error); trying again every second")
+            }
+            guard attempt < 60 else {
+                sharedCatchUpPending = false
+                return
+            }
+            sharedCatchUpPending = true
+            queue.asyncAfter(deadline: .now() + .seconds(1)) { [self] in
+                turn.withLock { _ in catchUpShared(heardAt: .now, attempt: attempt + 1) }
+            }
         }
     }
 

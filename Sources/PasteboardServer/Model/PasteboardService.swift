@@ -54,6 +54,8 @@ final class PasteboardService: @unchecked Sendable {
     /// in a row, and those of them a retry is pending for (see `retryTakeIn`).
     var sharedRetryAttempts: [PasteboardName: Int] = [:]
     var sharedRetriesPending: Set<PasteboardName> = []
+    /// A catch-up with the shared store failed and is tried again (see `catchUpShared`).
+    var sharedCatchUpPending = false
     /// How many names are listed (kept, not counted per write: there may be tens of thousands).
     var listedCount = 0
     /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
