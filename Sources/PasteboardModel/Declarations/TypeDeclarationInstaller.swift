@@ -120,10 +120,7 @@ public struct TypeDeclarationInstaller: Sendable {
     /// the caller was about to write.
     private func withTurn<T>(in mimeFolder: String, writing path: String, _ body: () throws(TypeDeclarationError) -> T) throws(TypeDeclarationError) -> T {
         let packages = mimeFolder + "/packages"
-        let failed: (Int32) -> TypeDeclarationError = { code in
-            let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
-            return .init(.io, "cannot write \(path): \(String(cString: strerror(code)))\(hint)")
-        }
+        let failed = { (code: Int32) in Self.ioError("cannot write \(path)", code) }
         if let code = FileCalls.makeDirectories(packages) { throw failed(code) }
         let descriptor = open(packages + "/.pasteboardd-declarations.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failed(errno) }
@@ -175,9 +172,7 @@ public struct TypeDeclarationInstaller: Sendable {
         let tool = try updateTool()
         let previous = FileManager.default.contents(atPath: path)
         guard unlink(path) == 0 else {
-            let code = errno
-            let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
-            throw .init(.io, "cannot remove \(path): \(String(cString: strerror(code)))\(hint)")
+            throw Self.ioError("cannot remove \(path)", errno)
         }
         try update(mimeFolder, with: tool, orRestore: previous, at: path)
         return path
@@ -266,10 +261,7 @@ public struct TypeDeclarationInstaller: Sendable {
     private func write(_ data: Data, to path: String) throws(TypeDeclarationError) {
         let folder = String(path[..<path.lastIndex(of: "/")!])
         let temporary = folder + "/.\(UInt32.random(in: 0...UInt32.max)).xml-new"
-        let failed: (Int32) -> TypeDeclarationError = { code in
-            let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
-            return .init(.io, "cannot write \(path): \(String(cString: strerror(code)))\(hint)")
-        }
+        let failed = { (code: Int32) in Self.ioError("cannot write \(path)", code) }
         if let code = FileCalls.makeDirectories(folder) { throw failed(code) }
         if let code = FileCalls.write(data, to: temporary) { throw failed(code) }
         // rename(2) replaces the package at once: update-mime-database never reads half of one.
@@ -296,6 +288,12 @@ public struct TypeDeclarationInstaller: Sendable {
             try? update(folder, with: tool)
             throw error
         }
+    }
+
+    /// An I/O failure: `what`, the system's reason, and what to do when it is one of rights.
+    private static func ioError(_ what: String, _ code: Int32) -> TypeDeclarationError {
+        let hint = code == EACCES || code == EPERM || code == EROFS ? " (a system declaration needs root: run it with sudo)" : ""
+        return .init(.io, "\(what): \(String(cString: strerror(code)))\(hint)")
     }
 
     /// The path of `update-mime-database`, from `PATH`.
