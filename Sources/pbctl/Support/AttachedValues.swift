@@ -9,9 +9,14 @@
 /// becomes the long option with `=` (`--pasteboard=-notes`): apart, ArgumentParser would take
 /// it for an option.
 enum AttachedValues {
-    /// The short options that take a value, and their long spellings.
+    /// The short options that take a value. (Plain strings: this runs at every start, where
+    /// generic collections of tuples or dictionaries cost type metadata made at run time.)
     static let options = ["-p", "-t"]
-    static let longOptions = ["-p": "--pasteboard", "-t": "--type"]
+
+    /// The long spelling of one of ``options``.
+    static func long(_ option: String) -> String {
+        option == "-p" ? "--pasteboard" : "--type"
+    }
 
     static func split(_ arguments: some Collection<String>) -> [String] {
         var result: [String] = []
@@ -27,7 +32,7 @@ enum AttachedValues {
             if utf8.count > 2, let option = options.first(where: { argument.hasPrefix($0) }), utf8.dropFirst(2).first != UInt8(ascii: "=") {
                 let value = String(argument.dropFirst(2))
                 if value.hasPrefix("-") {
-                    result.append(longOptions[option]! + "=" + value)
+                    result.append(long(option) + "=" + value)
                 } else {
                     result.append(option)
                     result.append(value)
