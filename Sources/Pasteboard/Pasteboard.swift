@@ -170,12 +170,17 @@ public final class Pasteboard: Sendable {
     ///   then on until the next ``clearContents()``.
     @discardableResult
     public func setData(_ data: Data?, forType type: UTType) async throws -> Bool {
+        try await setData(data, forType: type, proxyOptions: PasteboardProxy.WriteOptions())
+    }
+
+    /// ``setData(_:forType:)`` with the contract's write options.
+    func setData(_ data: Data?, forType type: UTType, proxyOptions: PasteboardProxy.WriteOptions) async throws -> Bool {
         guard let data else {
             try await clearContents()
             return true
         }
         let rawType = type.pasteboardType
-        return try await writeAsOwner(options: PasteboardProxy.WriteOptions()) { open in
+        return try await writeAsOwner(options: proxyOptions) { open in
             let firstItem = open?.firstItem(setting: data, as: rawType)
             let item = (firstItem ?? [(rawType, data)]).map { (type: $0.type, content: TransferContent.data($0.data)) }
             return ([item], firstItem)
