@@ -25,7 +25,8 @@ struct CoalescedChangesTests {
 
         private mutating func change() -> ChangeRows {
             let name = ["general", "find", "a'b"].randomElement(using: &random)!
-            let count = counts[name, default: 0] + UInt64.random(in: 1...2, using: &random)
+            let replaced = counts[name, default: 0]
+            let count = replaced + UInt64.random(in: 1...2, using: &random)
             counts[name] = count
             let kind = Int.random(in: 0..<20, using: &random)
             let listed = kind != 0
@@ -54,7 +55,7 @@ struct CoalescedChangesTests {
             generations[name] = kept
             return ChangeRows(
                 name: name, count: count, listed: listed, changedAt: 1_000 + count, expiresAt: kind == 3 ? 9_000 + count : nil,
-                volatile: volatile, keepsPrevious: keepsPrevious, pruned: pruned, representations: representations)
+                volatile: volatile, replaced: replaced, keepsPrevious: keepsPrevious, pruned: pruned, representations: representations)
         }
     }
 
@@ -118,19 +119,68 @@ struct ChangeRowsOfThePreviousContentsTests {
 
     /// Contents that do not enter the history (here, written to expire) lose their rows when
     /// replaced, also when the new change does not follow them at once (another server's,
-    /// taken in after changes this one did not keep): the store's own rule drops only the
-    /// rows of the count just before.
+    /// taken in after changes this one did not keep): the change names the count it replaces.
     @Test func theRowsOfContentsThatDoNotEnterTheHistoryGoAfterAGap() throws {
         let name = try PasteboardName(validating: "general")
         let expiring = Self.entry(count: 5, text: "code", expiresAt: .max)
         let next = PasteboardService.change(name, Self.entry(count: 6, text: "next"), after: expiring, removed: false, Limits())
-        #expect(!next.keepsPrevious)
-        #expect(next.pruned.isEmpty, "count 5 goes by the store's own rule")
+        #expect(!next.keepsPrevious && next.replaced == 5 && next.pruned.isEmpty)
         let afterAGap = PasteboardService.change(name, Self.entry(count: 9, text: "remote"), after: expiring, removed: false, Limits())
-        #expect(!afterAGap.keepsPrevious)
-        #expect(afterAGap.pruned == [5])
+        #expect(!afterAGap.keepsPrevious && afterAGap.replaced == 5 && afterAGap.pruned.isEmpty)
         // Lasting contents enter the history and keep their rows, gap or not.
         let lasting = PasteboardService.change(name, Self.entry(count: 9, text: "remote"), after: Self.entry(count: 5, text: "kept"), removed: false, Limits())
         #expect(lasting.keepsPrevious && lasting.pruned.isEmpty)
+    }
+
+    static func rows(count: UInt64, replaced: UInt64) -> ChangeRows {
+        ChangeRows(
+            name: "general", count: count, listed: true, changedAt: 1_000, expiresAt: 2_000, volatile: false, replaced: replaced,
+            keepsPrevious: false, pruned: [1],
+            representations: [.init(item: 0, position: 0, type: "text/plain", size: 2, data: .inline([104, 105]))])
+    }
+
+    static func decoded(_ bytes: [UInt8]) -> ChangeRows? {
+        var reader = ByteReader(bytes)
+        return ChangeRows(from: &reader)
+    }
+
+    /// The commit log keeps the replaced count of a change after a gap, and only then: a
+    /// record of the usual change is byte for byte what it was before the count was kept, so
+    /// that such records (in a log left by an earlier version) read back as `count - 1`.
+    @Test func theCommitLogKeepsTheReplacedCountOnlyAfterAGap() throws {
+        for rows in [Self.rows(count: 9, replaced: 5), Self.rows(count: 9, replaced: 8), Self.rows(count: 1, replaced: 0)] {
+            var writer = ByteWriter()
+            rows.encode(into: &writer)
+            #expect(writer.bytes.count == rows.encodedSize)
+            #expect(Self.decoded(writer.bytes) == rows)
+        }
+        var usual = ByteWriter(), gap = ByteWriter()
+        Self.rows(count: 9, replaced: 8).encode(into: &usual)
+        Self.rows(count: 9, replaced: 5).encode(into: &gap)
+        #expect(gap.bytes.count == usual.bytes.count + 8)
+        // A record of the earlier format: the same bytes as the usual change's now.
+        let nameLength = 8 + "general".utf8.count
+        let flags = usual.bytes[nameLength + 16]
+        #expect(flags & 64 == 0)
+        // A replaced count at or above the change's own is no record of ours.
+        var damaged = gap.bytes
+        let field = nameLength + 17
+        damaged.replaceSubrange(field..<field + 8, with: withUnsafeBytes(of: UInt64(9).littleEndian, Array.init))
+        #expect(Self.decoded(damaged) == nil)
+    }
+
+    /// The store deletes the rows of the count named, not of the one before the change.
+    @Test func theStoreDeletesTheRowsOfTheReplacedCount() throws {
+        let (store, directory) = try CoalescedChangesTests.store()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let name = try PasteboardName(validating: "general")
+        let expiring = Self.entry(count: 5, text: "code", expiresAt: .max)
+        try store.save([Store.Change(name: name, entry: expiring, replaced: 0)])
+        let remote = Self.entry(count: 9, text: "remote")
+        try store.save([PasteboardService.change(name, remote, after: expiring, removed: false, Limits())])
+        let counts = try store.database.read { db in
+            try Int64.fetchAll(db, sql: "SELECT DISTINCT count FROM contents WHERE pasteboard = 'general' ORDER BY count")
+        }
+        #expect(counts == [9], "the expiring contents' rows went")
     }
 }

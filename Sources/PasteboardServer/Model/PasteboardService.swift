@@ -450,13 +450,9 @@ final class PasteboardService: @unchecked Sendable {
         } else {
             pruned = trimHistory(&entry, limits)
         }
-        // The store drops the rows of the change before this one when they do not enter the
-        // history; another server's change taken in may follow `old` with a gap (the changes
-        // between were not kept here), and `old`'s rows must go all the same.
-        if !keepsPrevious, !removed, old.count > 0, old.count + 1 != entry.count, !pruned.contains(old.count) {
-            pruned.append(old.count)
-        }
-        return Store.Change(name: name, entry: entry, keepsPrevious: keepsPrevious, pruned: pruned)
+        // `old` is named, not taken for `entry.count - 1`: another server's change taken in may
+        // follow it with a gap (the changes between were not kept here).
+        return Store.Change(name: name, entry: entry, replaced: old.count, keepsPrevious: keepsPrevious, pruned: pruned)
     }
 
     func saveFailed(_ error: any Error, names: some Sequence<PasteboardName>) -> PasteboardError {

@@ -34,7 +34,11 @@ struct ChangeRows: Equatable, Sendable {
     let expiresAt: UInt64?
     /// Concealed or transient: only the count reaches the disk.
     let volatile: Bool
-    /// The previous contents entered the history: their rows stay.
+    /// The change count of the contents this change replaces (0: none). Usually `count - 1`;
+    /// a shared store's change taken in after changes this server did not keep follows its
+    /// previous contents with a gap.
+    let replaced: UInt64
+    /// The previous contents entered the history: their rows stay; else they go.
     let keepsPrevious: Bool
     /// History generations dropped.
     let pruned: [UInt64]
@@ -80,7 +84,7 @@ extension ChangeRows {
         }
         self.init(
             name: change.name.rawValue, count: entry.count, listed: entry.isListed, changedAt: entry.changedAt,
-            expiresAt: volatile ? nil : entry.expiresAt, volatile: volatile,
+            expiresAt: volatile ? nil : entry.expiresAt, volatile: volatile, replaced: change.replaced,
             keepsPrevious: change.keepsPrevious, pruned: change.pruned, representations: representations)
     }
 
@@ -105,7 +109,17 @@ extension ChangeRows {
         static let owner: UInt8 = 16
         /// Each representation is followed by its owner (its process + 1; 0 for none).
         static let itemOwners: UInt8 = 32
+        /// The replaced count follows the flags, for a change that does not follow its previous
+        /// contents at once; without it (and in records written before it existed), `count - 1`.
+        static let replacedAfterAGap: UInt8 = 64
     }
+
+    /// The replaced count a record need not spell out.
+    private static func usualReplaced(_ count: UInt64) -> UInt64 {
+        count > 0 ? count - 1 : 0
+    }
+
+    private var replacesAfterAGap: Bool { replaced != Self.usualReplaced(count) }
 
     private var hasItemOwners: Bool { representations.contains { $0.owner != nil } }
 
@@ -113,6 +127,7 @@ extension ChangeRows {
     /// for, known before any byte is copied.
     var encodedSize: Int {
         var size = 8 + name.utf8.count + 8 + 8 + 1
+        if replacesAfterAGap { size += 8 }
         if expiresAt != nil { size += 8 }
         if hasItemOwners { size += 8 * representations.count }
         size += 8 + 8 * pruned.count + 8
@@ -138,7 +153,10 @@ extension ChangeRows {
         if expiresAt != nil { flags |= Flag.expires }
         let itemOwners = hasItemOwners
         if itemOwners { flags |= Flag.itemOwners }
+        let afterAGap = replacesAfterAGap
+        if afterAGap { flags |= Flag.replacedAfterAGap }
         bytes.byte(flags)
+        if afterAGap { bytes.uint64(replaced) }
         if let expiresAt { bytes.uint64(expiresAt) }
         bytes.uint64(UInt64(pruned.count))
         pruned.forEach { bytes.uint64($0) }
@@ -169,6 +187,11 @@ extension ChangeRows {
     init?(from bytes: inout ByteReader) {
         guard let name = bytes.string(), let count = bytes.uint64(), let changedAt = bytes.uint64(), let flags = bytes.byte() else { return nil }
         var expiresAt: UInt64? = nil, ownerPID: UInt32? = nil
+        var replaced = Self.usualReplaced(count)
+        if flags & Flag.replacedAfterAGap != 0 {
+            guard let value = bytes.uint64(), value < count else { return nil }
+            replaced = value
+        }
         if flags & Flag.expires != 0 {
             guard let value = bytes.uint64() else { return nil }
             expiresAt = value
@@ -212,7 +235,7 @@ extension ChangeRows {
         }
         self.init(
             name: name, count: count, listed: flags & Flag.listed != 0, changedAt: changedAt, expiresAt: expiresAt,
-            volatile: flags & Flag.volatile != 0, keepsPrevious: flags & Flag.keepsPrevious != 0,
+            volatile: flags & Flag.volatile != 0, replaced: replaced, keepsPrevious: flags & Flag.keepsPrevious != 0,
             pruned: pruned, representations: representations)
     }
 }

@@ -51,8 +51,8 @@ extension CoalescedChanges.Name {
             deletesAll = true
             deleted = []
             inserted = []
-        } else if !change.keepsPrevious, change.count > 0 {
-            delete(change.count - 1)
+        } else if !change.keepsPrevious, change.replaced > 0 {
+            delete(change.replaced)
         }
         for count in change.pruned { delete(count) }
         last = change

@@ -260,6 +260,8 @@ final class Store {
     struct Change {
         let name: PasteboardName
         let entry: PasteboardEntry
+        /// The change count of the contents replaced (0: none).
+        let replaced: UInt64
         /// The previous contents became the newest history entry: their rows stay. When false,
         /// the previous contents' rows are deleted.
         var keepsPrevious = false
@@ -267,9 +269,10 @@ final class Store {
         var pruned: [UInt64] = []
     }
 
-    /// Commits one pasteboard's state.
+    /// Commits one pasteboard's state, the change after `entry.count - 1` (contents that
+    /// vanished at a restart), whose rows go.
     func save(_ name: PasteboardName, _ entry: PasteboardEntry) throws {
-        try save([Change(name: name, entry: entry)])
+        try save([Change(name: name, entry: entry, replaced: entry.count > 0 ? entry.count - 1 : 0)])
     }
 
     /// Commits several changes in one transaction: all of them, or none. Changes waiting in
@@ -334,8 +337,8 @@ final class Store {
         if !change.listed {
             // Removed: the history goes with the contents.
             try db.run("DELETE FROM contents WHERE pasteboard = ?", [key])
-        } else if !change.keepsPrevious, change.count > 0 {
-            try deleteGeneration(change.count - 1, of: key, in: db)
+        } else if !change.keepsPrevious, change.replaced > 0 {
+            try deleteGeneration(change.replaced, of: key, in: db)
         }
         for count in change.pruned {
             try deleteGeneration(count, of: key, in: db)
