@@ -2,9 +2,11 @@ import Foundation
 
 extension Pasteboard {
     /// One generation of a pasteboard's contents, as a clipboard manager lists it.
-    public struct HistoryEntry: Sendable, Equatable {
+    public struct HistoryEntry: Sendable, Hashable, Identifiable {
         /// The change count that made it; ``Pasteboard/restore(changeCount:)`` takes it.
         public let changeCount: Int
+        /// The change count: one pasteboard's entries never share one.
+        public var id: Int { changeCount }
         /// When it was written.
         public let date: Date
         /// Its types, first item first, as ``Pasteboard/types`` listed them then.
@@ -22,7 +24,8 @@ extension Pasteboard {
     /// }
     /// ```
     public func history(limit: Int = 0) async throws -> [HistoryEntry] {
-        try await proxy.history(name.rawValue, limit: UInt32(clamping: max(limit, 0))).map { entry in
+        precondition(limit >= 0, "a history limit is not negative (0: every entry kept)")
+        return try await proxy.history(name.rawValue, limit: UInt32(clamping: limit)).map { entry in
             HistoryEntry(
                 changeCount: Int(clamping: entry.count), date: Date(timeIntervalSince1970: Double(entry.time) / 1000),
                 types: entry.types.map(UTType.types(for:)))
@@ -30,7 +33,7 @@ extension Pasteboard {
     }
 
     /// Makes the generation of `changeCount` (an entry of ``history(limit:)``) the contents
-    /// again, as a new change, and returns its change count. Like any write that replaces the
+    /// again, as a new change, and returns the pasteboard's new change count. Like any write that replaces the
     /// contents, it ends what this object added since its last ``clearContents()``.
     @discardableResult
     public func restore(changeCount: Int) async throws -> Int {

@@ -27,9 +27,16 @@ extension Pasteboard {
     ///   from then on until the next ``clearContents()``).
     @discardableResult
     public func writeObjects(_ objects: [any Transferable]) async throws -> Bool {
-        let (items, options) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
+        try await writeObjects(objects, options: WriteOptions())
+    }
+
+    /// ``writeObjects(_:)`` with `options`: after ``clearContents()``, the contents are kept as
+    /// strictly as the strictest write since (see ``WriteOptions``).
+    @discardableResult
+    public func writeObjects(_ objects: [any Transferable], options: WriteOptions) async throws -> Bool {
+        let (items, exported) = try await exportItems(objects, options: PasteboardProxy.WriteOptions())
         guard !items.isEmpty else { return false }
-        return try await writeAsOwner(options: options) { _ in (items, nil) }
+        return try await writeAsOwner(options: options, ownerOnly: exported.ownerOnly) { _ in (items, nil) }
     }
 
     /// Writes values as items with the given options (``writeObjects(_:)`` with more control);

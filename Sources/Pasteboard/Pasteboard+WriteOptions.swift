@@ -9,9 +9,15 @@ extension Pasteboard {
     /// // A password: never on disk, never in the history, gone in 30 seconds.
     /// try await Pasteboard.general.setString(password, options: .concealed(for: 30))
     /// ```
+    ///
+    /// After ``Pasteboard/clearContents()``, each addition carries the strictest options of
+    /// the additions before it: the contents stay concealed once one addition was, transient
+    /// once one was, and go at the earliest expiration date given, whatever the later
+    /// additions say.
     public struct WriteOptions: Sendable, Equatable {
         /// When the server clears the contents (UIKit's `expirationDate`); nil: they stay. A
-        /// date already past clears them at once.
+        /// date already past clears them at once. It is a moment, not a duration: options kept
+        /// for reuse should be made anew for each write.
         public var expirationDate: Date?
         /// A secret: never written to disk, never in ``Pasteboard/history(limit:)``, and its
         /// types never announced to other programs' change listeners; on the desktop it
@@ -28,12 +34,19 @@ extension Pasteboard {
             self.isTransient = isTransient
         }
 
-        /// A concealed write that the server clears after `seconds`.
+        /// A concealed write that the server clears `seconds` from now.
         public static func concealed(for seconds: TimeInterval) -> WriteOptions {
             WriteOptions(expirationDate: Date(timeIntervalSinceNow: seconds), isConcealed: true)
         }
 
-        /// The contract's options for a write made now.
+        /// These and `other` together, each as strict as the stricter of the two.
+        func stricter(_ other: WriteOptions) -> WriteOptions {
+            WriteOptions(
+                expirationDate: [expirationDate, other.expirationDate].compactMap { $0 }.min(),
+                isConcealed: isConcealed || other.isConcealed, isTransient: isTransient || other.isTransient)
+        }
+
+        /// The contract's options for a write leaving now.
         var proxyOptions: PasteboardProxy.WriteOptions {
             PasteboardProxy.WriteOptions(
                 expiresInMilliseconds: expirationDate.map(Self.milliseconds(until:)), concealed: isConcealed, transient: isTransient)
@@ -46,21 +59,6 @@ extension Pasteboard {
             guard milliseconds >= 1 else { return 1 }
             return milliseconds < Double(UInt64.max) ? UInt64(milliseconds) : .max
         }
-    }
-
-    /// ``writeObjects(_:)`` with `options`: an addition after ``clearContents()`` makes the
-    /// whole contents as strict as the strictest write among them (concealed stays concealed).
-    @discardableResult
-    public func writeObjects(_ objects: [any Transferable], options: WriteOptions) async throws -> Bool {
-        let (items, proxyOptions) = try await exportItems(objects, options: options.proxyOptions)
-        guard !items.isEmpty else { return false }
-        return try await writeAsOwner(options: proxyOptions) { _ in (items, nil) }
-    }
-
-    /// ``setData(_:forType:)`` with `options`.
-    @discardableResult
-    public func setData(_ data: Data?, forType type: UTType, options: WriteOptions) async throws -> Bool {
-        try await setData(data, forType: type, proxyOptions: options.proxyOptions)
     }
 
     /// ``setString(_:forType:)`` with `options`.

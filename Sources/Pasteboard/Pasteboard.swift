@@ -170,17 +170,19 @@ public final class Pasteboard: Sendable {
     ///   then on until the next ``clearContents()``.
     @discardableResult
     public func setData(_ data: Data?, forType type: UTType) async throws -> Bool {
-        try await setData(data, forType: type, proxyOptions: PasteboardProxy.WriteOptions())
+        try await setData(data, forType: type, options: WriteOptions())
     }
 
-    /// ``setData(_:forType:)`` with the contract's write options.
-    func setData(_ data: Data?, forType type: UTType, proxyOptions: PasteboardProxy.WriteOptions) async throws -> Bool {
+    /// ``setData(_:forType:)`` with `options`: after ``clearContents()``, the contents are kept
+    /// as strictly as the strictest write since (see ``WriteOptions``).
+    @discardableResult
+    public func setData(_ data: Data?, forType type: UTType, options: WriteOptions) async throws -> Bool {
         guard let data else {
             try await clearContents()
             return true
         }
         let rawType = type.pasteboardType
-        return try await writeAsOwner(options: proxyOptions) { open in
+        return try await writeAsOwner(options: options) { open in
             let firstItem = open?.firstItem(setting: data, as: rawType)
             let item = (firstItem ?? [(rawType, data)]).map { (type: $0.type, content: TransferContent.data($0.data)) }
             return ([item], firstItem)
@@ -201,33 +203,41 @@ public final class Pasteboard: Sendable {
     /// emptied clipboard back at once (KDE's Klipper does so by default), which would make
     /// every clear-then-write fail: that addition is made again in place of the contents, and
     /// the session goes on from it. One such write at a time (``writes``).
+    ///
+    /// In a session every addition carries the strictest `options` of the session so far (an
+    /// addition that rewrites the first item replaces the contents on the server, which would
+    /// otherwise drop an earlier addition's concealment or deadline). An expiration date
+    /// becomes milliseconds only as each write leaves, after the waits before it.
     func writeAsOwner(
-        options: PasteboardProxy.WriteOptions,
+        options: WriteOptions, ownerOnly: Bool = false,
         _ plan: (WriteSession?) -> (items: [[(type: String, content: TransferContent)]], firstItem: [(type: String, data: Data)]?)
     ) async throws -> Bool {
         try await writes.run {
             let state = session.withLock { $0 }
             if case .lost = state { return false }
             let (items, firstItem) = plan(state.open)
-            let write = { [self] (options: PasteboardProxy.WriteOptions) in
-                try await PayloadTransfer.write(name.rawValue, items: items, options: options, proxy: try proxy)
+            let write = { [self] (options: WriteOptions, adding: (count: UInt64, append: Bool)?) in
+                var sent = options.proxyOptions
+                sent.ownerOnly = ownerOnly
+                sent.ifChangeCount = adding?.count
+                sent.append = adding?.append ?? false
+                return try await PayloadTransfer.write(name.rawValue, items: items, options: sent, proxy: try proxy)
             }
             guard var open = state.open else {
-                _ = try await write(options)
+                _ = try await write(options, nil)
                 return true
             }
-            var addition = options
-            addition.ifChangeCount = open.count
-            addition.append = firstItem == nil
+            let strictest = open.options.stricter(options)
             do {
-                open.count = try await write(addition)
+                open.count = try await write(strictest, (open.count, firstItem == nil))
             } catch let error as PasteboardError where error.code == .conflict {
                 guard !open.hasAdditions else {
                     session.withLock { $0 = .lost }
                     return false
                 }
-                open.count = try await write(options)
+                open.count = try await write(options, nil)
             }
+            open.options = strictest
             open.firstItem = firstItem
             open.hasAdditions = true
             session.withLock { [open] in $0 = .open(open) }

@@ -158,10 +158,30 @@ struct ChangeRowsOfThePreviousContentsTests {
         Self.rows(count: 9, replaced: 8).encode(into: &usual)
         Self.rows(count: 9, replaced: 5).encode(into: &gap)
         #expect(gap.bytes.count == usual.bytes.count + 8)
-        // A record of the earlier format: the same bytes as the usual change's now.
+        // A record as the version before wrote it, field by field: the usual change's bytes
+        // now, read back as replacing `count - 1`.
+        var earlier = ByteWriter()
+        earlier.string("general")
+        earlier.uint64(9)        // count
+        earlier.uint64(1_000)    // changed at
+        earlier.byte(1 | 8)      // listed, expires
+        earlier.uint64(2_000)    // expires at
+        earlier.uint64(1)        // pruned: [1]
+        earlier.uint64(1)
+        earlier.uint64(1)        // one representation
+        earlier.uint64(0)        // item
+        earlier.uint64(0)        // position
+        earlier.string("text/plain")
+        earlier.uint64(2)        // size
+        earlier.byte(0)          // inline
+        earlier.bytes([104, 105])
+        #expect(earlier.bytes == usual.bytes)
+        #expect(Self.decoded(earlier.bytes)?.replaced == 8)
         let nameLength = 8 + "general".utf8.count
-        let flags = usual.bytes[nameLength + 16]
-        #expect(flags & 64 == 0)
+        // A flag this version does not know: no record of its.
+        var unknown = usual.bytes
+        unknown[nameLength + 16] |= 128
+        #expect(Self.decoded(unknown) == nil)
         // A replaced count at or above the change's own is no record of ours.
         var damaged = gap.bytes
         let field = nameLength + 17
@@ -182,5 +202,30 @@ struct ChangeRowsOfThePreviousContentsTests {
             try Int64.fetchAll(db, sql: "SELECT DISTINCT count FROM contents WHERE pasteboard = 'general' ORDER BY count")
         }
         #expect(counts == [9], "the expiring contents' rows went")
+    }
+
+    /// Concealed contents vanish at a restart, a change saved as such; the generation before
+    /// them entered the history and keeps its rows, on a store that moves the count on and on
+    /// one that does not (a shared store's local copy, whose counts the database decides).
+    @Test(arguments: [true, false])
+    func contentsThatVanishAtARestartLeaveTheHistoryWhole(movingOn: Bool) throws {
+        let (store, directory) = try CoalescedChangesTests.store()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let name = try PasteboardName(validating: "general")
+        let plain = Self.entry(count: 1, text: "kept")
+        try store.save([Store.Change(name: name, entry: plain, replaced: 0)])
+        var secret = Self.entry(count: 2, text: "hunter2")
+        secret.isConcealed = true
+        secret.isVolatile = true
+        try store.save([PasteboardService.change(name, secret, after: plain, removed: false, Limits())])
+
+        // What a restart does with it: the vanished contents' change, saved.
+        let loaded = try store.load(movingOn: movingOn)
+        #expect(loaded.vanished == [name])
+        try store.save(name, loaded.entries[name]!)
+
+        let again = try store.load(movingOn: movingOn).entries[name]!
+        #expect(again.items.isEmpty)
+        #expect(again.history.map(\.count) == [1], "the plain generation stays in the history")
     }
 }

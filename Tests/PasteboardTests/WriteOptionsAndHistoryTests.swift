@@ -41,6 +41,23 @@ struct WriteOptionsAndHistoryTests {
         #expect(try await pasteboard.history().map(\.changeCount) == [2], "the current contents are concealed now")
     }
 
+    @Test("after clearContents, a plain addition after a concealed one keeps the contents concealed and their deadline")
+    func concealedThenPlain() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        try await pasteboard.setString("earlier")
+        try await pasteboard.clearContents()
+        #expect(try await pasteboard.setString("pw", options: .concealed(for: 3)))
+        // Rewrites the first item (one item, two types): the secret is in it.
+        #expect(try await pasteboard.setData(Data("<i>pw</i>".utf8), forType: .html))
+        #expect(try await pasteboard.types == [.utf8PlainText, .html])
+        #expect(try await pasteboard.history().map(\.changeCount) == [1], "still concealed: only the plain copy before")
+        #expect(try await world.pbctl("info", "--json").out.contains("\"concealed\""))
+        // A later deadline does not push back the earlier one.
+        #expect(try await pasteboard.writeObjects(["more"], options: WriteOptions(expirationDate: .distantFuture)))
+        #expect(try await poll(timeout: .seconds(15)) { try await pasteboard.types == nil }, "cleared at the first addition's deadline")
+    }
+
     @Test("a transient write is readable and announced with its types, but not in the history")
     func transient() async throws {
         let world = try await World()

@@ -32,6 +32,8 @@ struct WriteSession: Sendable {
     var firstItem: [(type: String, data: Data)]?
     /// Whether anything was added since the clear.
     var hasAdditions = false
+    /// The strictest options of the additions so far, which every later one carries.
+    var options = Pasteboard.WriteOptions()
 
     /// A session opened by `clearContents()`, which answered `count`.
     init(clearedAt count: UInt64) {

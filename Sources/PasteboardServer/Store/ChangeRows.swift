@@ -82,6 +82,7 @@ extension ChangeRows {
                 }
             }
         }
+        assert(change.replaced < entry.count || entry.count == 0, "'\(change.name)': change \(entry.count) replaces \(change.replaced)")
         self.init(
             name: change.name.rawValue, count: entry.count, listed: entry.isListed, changedAt: entry.changedAt,
             expiresAt: volatile ? nil : entry.expiresAt, volatile: volatile, replaced: change.replaced,
@@ -112,6 +113,8 @@ extension ChangeRows {
         /// The replaced count follows the flags, for a change that does not follow its previous
         /// contents at once; without it (and in records written before it existed), `count - 1`.
         static let replacedAfterAGap: UInt8 = 64
+        /// Every flag a record may have; a record with another is none of this version's.
+        static let known: UInt8 = 127
     }
 
     /// The replaced count a record need not spell out.
@@ -187,6 +190,7 @@ extension ChangeRows {
     init?(from bytes: inout ByteReader) {
         guard let name = bytes.string(), let count = bytes.uint64(), let changedAt = bytes.uint64(), let flags = bytes.byte() else { return nil }
         var expiresAt: UInt64? = nil, ownerPID: UInt32? = nil
+        guard flags & ~Flag.known == 0 else { return nil }
         var replaced = Self.usualReplaced(count)
         if flags & Flag.replacedAfterAGap != 0 {
             guard let value = bytes.uint64(), value < count else { return nil }

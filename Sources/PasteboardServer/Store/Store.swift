@@ -269,10 +269,11 @@ final class Store {
         var pruned: [UInt64] = []
     }
 
-    /// Commits one pasteboard's state, the change after `entry.count - 1` (contents that
-    /// vanished at a restart), whose rows go.
+    /// Commits one pasteboard's state, replacing contents that left no rows: concealed or
+    /// transient ones, which vanished at a restart (the generation before them, which entered
+    /// the history, keeps its rows).
     func save(_ name: PasteboardName, _ entry: PasteboardEntry) throws {
-        try save([Change(name: name, entry: entry, replaced: entry.count > 0 ? entry.count - 1 : 0)])
+        try save([Change(name: name, entry: entry, replaced: 0)])
     }
 
     /// Commits several changes in one transaction: all of them, or none. Changes waiting in
