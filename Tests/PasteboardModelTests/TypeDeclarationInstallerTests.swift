@@ -12,14 +12,14 @@ struct TypeDeclarationInstallerTests {
         let root: String
         let installer: TypeDeclarationInstaller
 
-        init(path: String? = nil) throws {
+        init(path: String? = nil, turnTimeout: Duration = .seconds(60)) throws {
             root = FileManager.default.temporaryDirectory.appendingPathComponent("pasteboard-declare-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: root + "/system", withIntermediateDirectories: true)
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_DATA_HOME"] = root + "/user"
             environment["XDG_DATA_DIRS"] = root + "/system:/usr/share"
             if let path { environment["PATH"] = path }
-            installer = TypeDeclarationInstaller(environment: environment)
+            installer = TypeDeclarationInstaller(environment: environment, turnTimeout: turnTimeout)
         }
 
         deinit { try? FileManager.default.removeItem(atPath: root) }
@@ -227,6 +227,28 @@ struct TypeDeclarationInstallerTests {
         }
         let subclasses = world.text(world.root + "/user/mime/subclasses")
         #expect((0..<count).allSatisfy { subclasses.contains("application/vnd.example.at-once\($0) application/json") })
+    }
+
+    @Test("a declaration waits for its turn a bounded time, then gives up having changed nothing")
+    func turnTimesOut() throws {
+        let world = try World(turnTimeout: .milliseconds(300))
+        // Another declaration holding the turn (its update-mime-database hung): the lock taken here.
+        try FileManager.default.createDirectory(atPath: world.userPackages, withIntermediateDirectories: true)
+        let holder = open(world.userPackages + "/.pasteboardd-declarations.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(holder >= 0)
+        #expect(flock(holder, LOCK_EX) == 0)
+        let started = ContinuousClock.now
+        let error = #expect(throws: TypeDeclarationError.self) {
+            try world.installer.declare(Self.todo(), scope: .user)
+        }
+        #expect(error?.kind == .unavailable)
+        #expect(error?.message.contains("held its turn") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        #expect(!FileManager.default.fileExists(atPath: world.userPackages + "/com.example.todo.xml"))
+        // Once the turn is free, the declaration goes through.
+        close(holder)
+        try world.installer.declare(Self.todo(), scope: .user)
+        #expect(FileManager.default.fileExists(atPath: world.userPackages + "/com.example.todo.xml"))
     }
 
     @Test("an identifier too long for a file name of its own is declared and undeclared all the same")

@@ -35,9 +35,14 @@ public struct TypeDeclarationInstaller: Sendable {
 
     /// The environment the XDG directories are taken from.
     public let environment: [String: String]
+    /// How long a declaration waits for its turn in a data directory (see ``withTurn(in:writing:_:)``)
+    /// before giving up: a declaration takes well under a second, so only one whose
+    /// `update-mime-database` hangs holds the turn this long.
+    public let turnTimeout: Duration
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, turnTimeout: Duration = .seconds(60)) {
         self.environment = environment
+        self.turnTimeout = turnTimeout
     }
 
     /// Every data directory, most important first.
@@ -114,7 +119,8 @@ public struct TypeDeclarationInstaller: Sendable {
     }
 
     /// Runs `body` holding the turn of the data directory whose MIME folder is `mimeFolder`:
-    /// an exclusive `flock` on `mime/packages/.pasteboardd-declarations.lock`, waited for.
+    /// an exclusive `flock` on `mime/packages/.pasteboardd-declarations.lock`, waited for up
+    /// to ``turnTimeout``.
     /// (The lock is advisory: it orders declarations made here, not a package copied in by
     /// hand, which `update-mime-database` takes as it finds it.) A failure names `path`, what
     /// the caller was about to write.
@@ -125,8 +131,13 @@ public struct TypeDeclarationInstaller: Sendable {
         let descriptor = open(packages + "/.pasteboardd-declarations.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failed(errno) }
         defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw failed(errno) }
+        let deadline = ContinuousClock.now + turnTimeout
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw failed(errno) }
+            guard ContinuousClock.now < deadline else {
+                throw .init(.unavailable, "another declaration in \(packages) has held its turn for over \(turnTimeout) (an update-mime-database that does not finish?); nothing was changed: try again once it is done")
+            }
+            usleep(20_000)
         }
         return try body()
     }
