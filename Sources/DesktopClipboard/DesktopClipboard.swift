@@ -66,9 +66,21 @@ public protocol DesktopClipboardDelegate: AnyObject, Sendable {
     /// return quickly.
     func desktopSelectionChanged(_ selection: DesktopSelection, source: (any DesktopSource)?)
 
+    /// An app emptied `selection` on purpose (a password manager clearing a secret, `xsel -c`).
+    /// X11 tells this apart from an owner that quit (`desktopSelectionChanged` with no source);
+    /// Wayland's data-control protocol does not, and reports both as the latter.
+    func desktopSelectionCleared(_ selection: DesktopSelection)
+
     /// The connection to the display ended (the display server quit or closed it). Nothing is
     /// called after this.
     func desktopConnectionLost(_ reason: String)
+}
+
+extension DesktopClipboardDelegate {
+    /// A delegate that does not tell a clear from an owner that quit.
+    public func desktopSelectionCleared(_ selection: DesktopSelection) {
+        desktopSelectionChanged(selection, source: nil)
+    }
 }
 
 /// One display system's clipboard and primary selection (X11 or Wayland), driven from a thread

@@ -196,6 +196,15 @@ struct DesktopWaylandTests {
         expectSuccess(try await desktop.wlPaste("--no-newline"), stdout: "hunter2")
         expectSuccess(try await desktop.wlPaste("--no-newline", "--type", "x-kde-passwordManagerHint"), stdout: "secret")
         // Transient contents: see DesktopTests.
+
+        // Cleared by an app (a password manager's timeout): the secret goes, and is not taken back.
+        let count = try await desktop.world.changeCount()
+        expectSuccess(try await desktop.wlCopy("--clear"))
+        #expect(try await desktop.world.waitForCount(above: count) == count + 1)
+        #expect(try await desktop.world.pbctl("paste").status == 1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await desktop.wlPaste("--no-newline").status != 0, "the secret is not offered again")
+        #expect(try await desktop.world.changeCount() == count + 1)
     }
 
     @Test("Losing the compositor leaves the server serving")

@@ -215,6 +215,58 @@ struct DesktopX11Tests {
         try await desktop.waitUntilEmpty()
     }
 
+    @Test("An app clearing the clipboard (xsel -c) empties general, as one change; a concealed copy is not taken back")
+    func clearedByAnApp() async throws {
+        let desktop = try await X11World()
+        // An app's copy, read: its quitting would leave it pasteable, but a clear is a clear.
+        let (app, count) = try await desktop.copyWithXclip(Data("copied".utf8), type: "text/plain")
+        defer { app.kill() }
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "copied")
+        expectSuccess(try await desktop.xsel("--clipboard", "--clear"))
+        #expect(try await desktop.world.waitForCount(above: count) == count + 1)
+        #expect(try await desktop.world.pbctl("paste").status == 1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await desktop.world.changeCount() == count + 1, "one change, not offered back")
+        #expect(try await desktop.xclip("-selection", "clipboard", "-o").status != 0, "nobody owns the clipboard")
+
+        // pasteboardd's own concealed copy, cleared by an app (a password manager's timeout).
+        expectSuccess(try await desktop.world.pbctl("copy", "--concealed", input: "hunter2"))
+        try await desktop.waitUntilOffered("x-kde-passwordManagerHint")
+        let secret = try await desktop.world.changeCount()
+        expectSuccess(try await desktop.xsel("--clipboard", "--clear"))
+        #expect(try await desktop.world.waitForCount(above: secret) == secret + 1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await desktop.xclip("-selection", "clipboard", "-o").status != 0, "the secret is not offered again")
+        #expect(try await desktop.world.pbctl("paste").status == 1)
+        // PRIMARY too.
+        expectSuccess(try await desktop.world.pbctl("-p", "primary", "copy", input: "selected"))
+        try await desktop.waitUntilOffered("UTF8_STRING", selection: "primary")
+        let selected = try await desktop.world.changeCount("primary")
+        expectSuccess(try await desktop.xsel("--primary", "--clear"))
+        #expect(try await desktop.world.waitForCount(of: "primary", above: selected) == selected + 1)
+        #expect(try await desktop.world.pbctl("-p", "primary", "paste").status == 1)
+    }
+
+    @Test("A password manager's copy goes with it: when its app quits, general is emptied, not taken over")
+    func secretGoesWithItsApp() async throws {
+        let desktop = try await X11World()
+        let manager = try await desktop.appOwningTheClipboard(["text/plain;charset=utf-8", "x-kde-passwordManagerHint"]) { type in
+            let memory = try UnixFileDescriptor.memoryFile(name: "secret")
+            let bytes = Array((type == "x-kde-passwordManagerHint" ? "secret" : "correct horse").utf8)
+            _ = bytes.withUnsafeBytes { write(memory.rawValue, $0.baseAddress, $0.count) }
+            lseek(memory.rawValue, 0, SEEK_SET)
+            return memory
+        }
+        let count = try await desktop.world.changeCount()
+        expectSuccess(try await desktop.world.pbctl("paste"), stdout: "correct horse")
+        manager.close()
+        #expect(try await desktop.world.waitForCount(above: count) == count + 1)
+        #expect(try await desktop.world.pbctl("paste").status == 1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await desktop.xclip("-selection", "clipboard", "-o").status != 0, "the secret is not offered by pasteboardd")
+        #expect(try await desktop.world.changeCount() == count + 1)
+    }
+
     @Test("What was read of a desktop copy is kept: after kill -9 it is pasted, and offered to the desktop, though its app has quit")
     func readDesktopDataIsKept() async throws {
         let desktop = try await X11World()

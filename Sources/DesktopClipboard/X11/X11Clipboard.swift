@@ -168,7 +168,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         case display.selectionNotifyEvent:
             let notify = raw.load(as: xcb_xfixes_selection_notify_event_t.self)
             guard let selection = selection(of: notify.selection) else { return }
-            ownerChanged(selection, to: notify.owner)
+            ownerChanged(selection, to: notify.owner, cleared: notify.subtype == UInt8(XCB_XFIXES_SELECTION_EVENT_SET_SELECTION_OWNER.rawValue))
         case UInt8(XCB_SELECTION_REQUEST):
             answer(raw.load(as: xcb_selection_request_event_t.self))
         case UInt8(XCB_SELECTION_NOTIFY):
@@ -192,14 +192,21 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         selectionAtoms.first { $0.value == atom }?.key
     }
 
-    /// A new owner (or none) of `selection`: reported, unless it is pasteboardd itself.
-    private func ownerChanged(_ selection: DesktopSelection, to owner: xcb_window_t) {
+    /// A new owner (or none) of `selection`: reported, unless it is pasteboardd itself. No
+    /// owner is `cleared` when an app set it so (XFixes's `SetSelectionOwner`), rather than the
+    /// owner's window or connection going.
+    private func ownerChanged(_ selection: DesktopSelection, to owner: xcb_window_t, cleared: Bool = false) {
         if owner == display.window { return }
         generations[selection, default: 0] += 1
         owned[selection] = nil
         failConversions(of: selection, .ownerGone("the app that copied it has quit or copied something else"))
         if owner == xcb_window_t(XCB_NONE) {
-            if disowning.remove(selection) == nil { delegate?.desktopSelectionChanged(selection, source: nil) }
+            guard disowning.remove(selection) == nil else { return }
+            if cleared {
+                delegate?.desktopSelectionCleared(selection)
+            } else {
+                delegate?.desktopSelectionChanged(selection, source: nil)
+            }
             return
         }
         disowning.remove(selection)

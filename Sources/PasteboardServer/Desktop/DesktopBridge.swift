@@ -52,10 +52,11 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         var owedOffers: Set<DesktopSelection> = []
     }
 
-    /// A desktop copy: the change it was, the app's source, and the app's name of each type.
+    /// A desktop copy: the change it was, the app's source, and the app's name of each type;
+    /// no source for a selection an app emptied.
     private struct Import {
         let count: UInt64
-        let source: any DesktopSource
+        let source: (any DesktopSource)?
         let sourceTypes: [PasteboardType: String]
         /// Its app has quit (the selection has no owner): what is fetched of it is offered by
         /// pasteboardd.
@@ -190,10 +191,19 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             return
         }
         guard let source else {
-            // The app that owned it quit: what was fetched of its copy stays pasteable. (What is
-            // being fetched now is offered once kept: see `provide`.)
+            // The app that owned it quit: what was fetched of its copy stays pasteable (what is
+            // being fetched now is offered once kept: see `provide`). Not a secret, though: a
+            // password manager that quits, or clears the clipboard on Wayland (which looks the
+            // same), means it gone.
             state.withLock { $0.imports[selection]?.ownerGone = true }
-            return service.perform { [self] in offer(selection, service.entry(name), fetchedOnly: true) }
+            return service.perform { [self] in
+                let entry = service.entry(name)
+                if entry.isConcealed {
+                    empty(selection, because: "the app that owned it quit or cleared it, and a secret is not kept past it")
+                } else {
+                    offer(selection, entry, fetchedOnly: true)
+                }
+            }
         }
         let imported = Self.importedTypes(source.types, limit: Int(clamping: service.limits.maxTypesPerItem))
         if imported.types.isEmpty {
@@ -217,6 +227,35 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             } catch {
                 logger.warning("desktop bridge: could not take the desktop's \(selection) into '\(name)': \(error.message)")
             }
+        }
+    }
+
+    func desktopSelectionCleared(_ selection: DesktopSelection) {
+        guard !state.withLock({ $0.stopped }) else { return }
+        // The display's first word on the selection is taken as any first word is (a write
+        // made here before joining may be newer).
+        if state.withLock({ !$0.reportedSinceConnecting.contains(selection) }) {
+            return desktopSelectionChanged(selection, source: nil)
+        }
+        service.perform { [self] in empty(selection, because: "an app cleared it") }
+    }
+
+    /// Empties `selection`'s pasteboard as a desktop change (on the service queue): an app
+    /// cleared the selection, or a secret's owner let go of it. One change, announced and not
+    /// offered back; none when the pasteboard holds nothing already.
+    private func empty(_ selection: DesktopSelection, because reason: String) {
+        let name = Self.name(of: selection)
+        guard !service.entry(name).items.isEmpty else { return }
+        do throws(PasteboardError) {
+            let change = try service.clear(name)
+            let announce = state.withLock { state in
+                state.imports[selection] = Import(count: change.count, source: nil, sourceTypes: [:])
+                return state.announce
+            }
+            logger.info("desktop bridge: '\(name)' emptied: \(reason)")
+            announce?(change)
+        } catch {
+            logger.warning("desktop bridge: could not empty '\(name)' after the desktop's \(selection) was emptied: \(error.message)")
         }
     }
 
@@ -279,7 +318,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard promise.bus == token else {
             throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app before pasteboardd last started, and nobody had read it; copy it again")
         }
-        guard let imported, imported.count == promise.count, let sourceType = imported.sourceTypes[promise.type] else {
+        guard let imported, imported.count == promise.count, let source = imported.source, let sourceType = imported.sourceTypes[promise.type] else {
             throw PasteboardError.providerFailed("the \(promise.type) data of '\(promise.name)' was copied by a desktop app that has since quit or copied something else before anyone read it; copy it again")
         }
         if let known = imported.tooLarge[promise.type] { throw known }
@@ -287,7 +326,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         let timeout = Duration.milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds))
         let data: UnixFileDescriptor
         do {
-            data = try await imported.source.fetch(sourceType, timeout: timeout, maxBytes: limits.maxItemBytes)
+            data = try await source.fetch(sourceType, timeout: timeout, maxBytes: limits.maxItemBytes)
         } catch {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' did not provide its \(promise.type) data: \(error.description)")
         }
@@ -309,7 +348,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             throw Self.sendingFailed(error, promise)
         }
         // The data ended where the app closed its end, which quitting halfway also does.
-        guard await imported.source.isStillTheSelection() else {
+        guard await source.isStillTheSelection() else {
             throw PasteboardError.providerFailed("the desktop app that copied '\(promise.name)' quit or copied something else while its \(promise.type) data was read; copy it again")
         }
         var text = payload

@@ -20,6 +20,12 @@ final class WaylandWorld: Sendable {
         try await runProgram(try X11World.tool("wl-paste", package: "wl-clipboard"), arguments, environment: sway.environment, timeout: .seconds(60))
     }
 
+    /// Runs `wl-copy ARGUMENTS...` (with nothing on its input) on the test's compositor, to
+    /// completion: `--clear`, say.
+    func wlCopy(_ arguments: String...) async throws -> Outcome {
+        try await runProgram(try X11World.tool("wl-copy", package: "wl-clipboard"), arguments, environment: sway.environment, timeout: .seconds(60))
+    }
+
     /// Copies `data` as `type` with a `wl-copy` that stays in the foreground (killed when the
     /// returned process is), and waits until the copy is the pasteboard's change.
     func copyWithWlCopy(_ data: Data, type: String, primary: Bool = false) async throws -> (app: ChildProcess, count: UInt64) {
