@@ -83,6 +83,13 @@ extension DesktopClipboardDelegate {
     }
 }
 
+extension DesktopClipboard {
+    /// Makes pasteboardd (or the app this is) the owner of `selection`, whatever was reported.
+    public func own(_ selection: DesktopSelection, _ offer: DesktopOffer) {
+        own(selection, offer, reportsSeen: .max)
+    }
+}
+
 /// One display system's clipboard and primary selection (X11 or Wayland), driven from a thread
 /// of its own so that nothing it does waits on the bus, and nothing on the bus waits on it.
 public protocol DesktopClipboard: AnyObject, Sendable {
@@ -95,9 +102,16 @@ public protocol DesktopClipboard: AnyObject, Sendable {
     var selections: Set<DesktopSelection> { get }
 
     /// Makes pasteboardd the owner of `selection`, offering `offer` until another app takes it
-    /// or ``own(_:_:)`` or ``clear(_:)`` is called again. Returns at once; apps' requests are
-    /// then answered through `offer.open`, off the display thread.
-    func own(_ selection: DesktopSelection, _ offer: DesktopOffer)
+    /// or ``own(_:_:reportsSeen:)`` or ``clear(_:)`` is called again. Returns at once; apps'
+    /// requests are then answered through `offer.open`, off the display thread.
+    ///
+    /// Unless the delegate has been told of more than `reportsSeen` changes of `selection` since
+    /// this connection began, by the time the display thread gets to it: an app's copy reported
+    /// after the caller decided is newer than what it meant to offer, and must not be overtaken
+    /// (the app would lose the selection to contents the pasteboard no longer holds). Each call
+    /// of ``DesktopClipboardDelegate/desktopSelectionChanged(_:source:)`` or
+    /// ``DesktopClipboardDelegate/desktopSelectionCleared(_:)`` is one.
+    func own(_ selection: DesktopSelection, _ offer: DesktopOffer, reportsSeen: Int)
 
     /// Empties `selection`, whoever owns it (pasteboardd, or the app whose copy the pasteboard
     /// no longer holds), as when its owner quits; the delegate is not told of it. An app's copy

@@ -55,7 +55,7 @@ struct WriteOptionsAndHistoryTests {
         #expect(try await world.pbctl("info", "--json").out.contains("\"concealed\""))
         // A later deadline does not push back the earlier one.
         #expect(try await pasteboard.writeObjects(["more"], options: WriteOptions(expirationDate: .distantFuture)))
-        #expect(try await poll(timeout: .seconds(15)) { try await pasteboard.types == nil }, "cleared at the first addition's deadline")
+        #expect(try await eventually { try await pasteboard.types == nil }, "cleared at the first addition's deadline")
     }
 
     @Test("a transient write is readable and announced with its types, but not in the history")
@@ -77,7 +77,7 @@ struct WriteOptionsAndHistoryTests {
         #expect(try await pasteboard.string() == "short-lived")
         #expect(try await pasteboard.history().map(\.changeCount) == [written + 1], "listed while current")
 
-        let cleared = try await poll(timeout: .seconds(10)) { try await pasteboard.types == nil }
+        let cleared = try await eventually { try await pasteboard.types == nil }
         #expect(cleared)
         #expect(try await pasteboard.changeCount == written + 2, "the expiry is exactly one change")
         #expect(try await pasteboard.history().isEmpty, "expiring contents leave the history with their deadline")
@@ -88,7 +88,7 @@ struct WriteOptionsAndHistoryTests {
         let world = try await World()
         let pasteboard = world.pasteboard()
         try await pasteboard.setString("gone", options: WriteOptions(expirationDate: Date(timeIntervalSinceNow: -60)))
-        #expect(try await poll(timeout: .seconds(5)) { try await pasteboard.types == nil })
+        #expect(try await eventually { try await pasteboard.types == nil })
         #expect(try await pasteboard.changeCount == 2)
 
         let options = WriteOptions.concealed(for: 30)
@@ -146,16 +146,6 @@ struct WriteOptionsAndHistoryTests {
         try await pasteboard.setString("three")
         #expect(try await pasteboard.pasteboardItems?.count == 1)
         #expect(try await pasteboard.types == [.utf8PlainText])
-    }
-
-    /// Polls `condition` until it holds or `timeout` passes.
-    private func poll(timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
     }
 }
 

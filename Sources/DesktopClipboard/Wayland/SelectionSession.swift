@@ -24,6 +24,9 @@ final class SelectionSession {
     /// The requests for our data being served (``OfferServing/maxConcurrentCopies`` at most).
     private let servingPlaces = OfferServing.Places()
     private weak var delegate: (any DesktopClipboardDelegate)?
+    /// The changes of each selection told to the delegate (see
+    /// ``DesktopClipboard/own(_:_:reportsSeen:)``).
+    private(set) var reports: [DesktopSelection: Int] = [:]
     /// Where new ``WaylandSource``s send their requests; unowned: the loop owns this session.
     unowned let loop: WaylandEventLoop
     private let listeners: DataControlListeners
@@ -198,6 +201,7 @@ final class SelectionSession {
 
     private func report(_ selection: DesktopSelection, _ source: (any DesktopSource)?) {
         guard !loop.isClosing else { return }
+        reports[selection, default: 0] += 1
         delegate?.desktopSelectionChanged(selection, source: source)
     }
 

@@ -83,8 +83,11 @@ public final class WaylandClipboard: DesktopClipboard {
         }
     }
 
-    public func own(_ selection: DesktopSelection, _ offer: DesktopOffer) {
-        loop.submit { session in session.own(selection, offer) }
+    public func own(_ selection: DesktopSelection, _ offer: DesktopOffer, reportsSeen: Int) {
+        loop.submit { session in
+            guard session.reports[selection, default: 0] <= reportsSeen else { return }
+            session.own(selection, offer)
+        }
     }
 
     public func clear(_ selection: DesktopSelection) {

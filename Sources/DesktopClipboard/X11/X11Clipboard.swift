@@ -35,6 +35,8 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     var disowning: Set<DesktopSelection> = []
     /// Counts the owners each selection has had, so that work for an earlier one is dropped.
     var generations: [DesktopSelection: UInt64] = [:]
+    /// The changes of each selection told to the delegate (see ``own(_:_:reportsSeen:)``).
+    var reports: [DesktopSelection: Int] = [:]
     /// Conversions asked of other apps, by the property of ours they answer in.
     var conversions: [xcb_atom_t: Conversion] = [:]
     /// Properties free for the next conversion (each conversion needs its own).
@@ -107,11 +109,14 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     // MARK: DesktopClipboard
 
-    public func own(_ selection: DesktopSelection, _ offer: DesktopOffer) {
-        loop.submit { [self] in takeOwnership(selection, offer) }
+    public func own(_ selection: DesktopSelection, _ offer: DesktopOffer, reportsSeen: Int) {
+        loop.submit { [self] in
+            guard reports[selection, default: 0] <= reportsSeen else { return }
+            takeOwnership(selection, offer)
+        }
     }
 
-    /// ``own(_:_:)`` on the loop thread, now.
+    /// ``own(_:_:reportsSeen:)`` on the loop thread, now.
     func takeOwnership(_ selection: DesktopSelection, _ offer: DesktopOffer) {
         let atom = selectionAtoms[selection]!
         let time = display.serverTime()
@@ -168,6 +173,10 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         case display.selectionNotifyEvent:
             let notify = raw.load(as: xcb_xfixes_selection_notify_event_t.self)
             guard let selection = selection(of: notify.selection) else { return }
+            // An app's ownership that ours, taken later, has already ended (the event was on its
+            // way when we took it): the X server sent us SelectionClear first had the app's
+            // been the later one.
+            if notify.owner != display.window, let ours = owned[selection], Self.isAtOrBefore(notify.selection_timestamp, ours.since) { return }
             ownerChanged(selection, to: notify.owner, cleared: notify.subtype == UInt8(XCB_XFIXES_SELECTION_EVENT_SET_SELECTION_OWNER.rawValue))
         case UInt8(XCB_SELECTION_REQUEST):
             answer(raw.load(as: xcb_selection_request_event_t.self))
@@ -188,6 +197,12 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
+    /// Whether X server time `time` is `other` or earlier: times are milliseconds in 32 bits,
+    /// which wrap round every 49 days, so compared by their difference.
+    static func isAtOrBefore(_ time: xcb_timestamp_t, _ other: xcb_timestamp_t) -> Bool {
+        Int32(bitPattern: time &- other) <= 0
+    }
+
     func selection(of atom: xcb_atom_t) -> DesktopSelection? {
         selectionAtoms.first { $0.value == atom }?.key
     }
@@ -202,6 +217,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         failConversions(of: selection, .ownerGone("the app that copied it has quit or copied something else"))
         if owner == xcb_window_t(XCB_NONE) {
             guard disowning.remove(selection) == nil else { return }
+            reports[selection, default: 0] += 1
             if cleared {
                 delegate?.desktopSelectionCleared(selection)
             } else {

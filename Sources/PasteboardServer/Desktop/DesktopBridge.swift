@@ -48,6 +48,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         var writtenBeforeJoining: Set<DesktopSelection> = []
         /// The selections the display has reported since the last connection began.
         var reportedSinceConnecting: Set<DesktopSelection> = []
+        /// How many changes of each selection the display has reported since then: an offer
+        /// made after fewer is not made (``DesktopClipboard/own(_:_:reportsSeen:)``).
+        var reports: [DesktopSelection: Int] = [:]
         /// Selections to offer once the display's connection is kept.
         var owedOffers: Set<DesktopSelection> = []
     }
@@ -111,6 +114,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     private func connect(first: Bool) {
         let stoppedAlready = state.withLock { state in
             state.reportedSinceConnecting = []
+            state.reports = [:]
             // Only the first joining: a display back from a loss has the newer word.
             if state.joinedOnce { state.writtenBeforeJoining = [] }
             return state.stopped
@@ -175,6 +179,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         // A display still reporting while the server stops (its connection is closed after
         // this) changes nothing any more.
         guard !state.withLock({ $0.stopped }) else { return }
+        count(selection)
         let name = Self.name(of: selection)
         // The display's first word on a selection names whoever owned it before pasteboardd
         // joined it. A write made over the bus before that (the copy that started the server
@@ -237,7 +242,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         if state.withLock({ !$0.reportedSinceConnecting.contains(selection) }) {
             return desktopSelectionChanged(selection, source: nil)
         }
+        count(selection)
         service.perform { [self] in empty(selection, because: "an app cleared it") }
+    }
+
+    /// One more change of `selection` reported by the display (on the display thread, before
+    /// anything is decided of it).
+    private func count(_ selection: DesktopSelection) {
+        state.withLock { $0.reports[selection, default: 0] += 1 }
     }
 
     /// Empties `selection`'s pasteboard as a desktop change (on the service queue): an app
@@ -423,7 +435,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     ///   app that owned the selection quit, or the display came back): the selection is then
     ///   left as it is when there is nothing to offer.
     private func offer(_ selection: DesktopSelection, _ entry: PasteboardEntry, fetchedOnly: Bool) {
-        guard let clipboard = state.withLock({ $0.clipboard }) else { return }
+        guard let (clipboard, reports) = state.withLock({ state in state.clipboard.map { ($0, state.reports[selection, default: 0]) } }) else { return }
         let name = Self.name(of: selection)
         let transient = entry.isVolatile && !entry.isConcealed
         // A desktop copy's data that was never fetched cannot be any more; a bus writer's
@@ -441,7 +453,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         let count = entry.count
         clipboard.own(selection, DesktopOffer(types: DesktopTypes.offered(types, concealed: entry.isConcealed)) { [self] type in
             try await open(name, count: count, type: type)
-        })
+        }, reportsSeen: reports)
     }
 
     /// Whether `entry` is the desktop copy `selection` holds now, imported this run: its app
