@@ -311,6 +311,25 @@ public final class Connection: Sendable {
         return pid
     }
 
+    /// What dbus-daemon holds for the connection `uniqueName`: the bytes of messages queued to
+    /// it and not yet read by it (`outgoing`), and of messages from it not yet delivered to all
+    /// their recipients (`incoming`, what the bus counts against its `max_incoming_bytes`), by
+    /// `org.freedesktop.DBus.Debug.Stats.GetConnectionStats`. Throws when the bus has no such
+    /// statistics (another implementation, or a build without them) or does not allow them.
+    public func heldBytes(of uniqueName: String, timeout: Duration = .seconds(2)) async throws(DBusError) -> (outgoing: UInt64, incoming: UInt64) {
+        let call = try Message.methodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus.Debug.Stats", method: "GetConnectionStats", arguments: [.string(uniqueName)])
+        let stats = try await self.call(call, timeout: timeout).arguments().first?.dictionaryEntries ?? []
+        func number(_ key: String) -> UInt64? {
+            stats.first { $0.key.stringValue == key }?.value.variantValue.flatMap { $0.uint32Value.map(UInt64.init) ?? $0.uint64Value }
+        }
+        guard let outgoing = number("OutgoingBytes"), let incoming = number("IncomingBytes") else {
+            throw .failed("the bus's statistics of \(uniqueName) have no OutgoingBytes or IncomingBytes")
+        }
+        return (outgoing, incoming)
+    }
+
     @discardableResult
     private func bus(_ method: String, _ arguments: [DBusValue], timeout: Duration? = nil) async throws(DBusError) -> [DBusValue] {
         try await call(Self.busCall(method, arguments), timeout: timeout).arguments()

@@ -59,7 +59,7 @@ public final class TestBus: Sendable {
 
 /// A stream connection to the unix socket at `path` (close-on-exec), or nil when nothing
 /// accepts there.
-func connectUnixSocket(_ path: String) -> Int32? {
+public func connectUnixSocket(_ path: String) -> Int32? {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return nil }
     var address = sockaddr_un()

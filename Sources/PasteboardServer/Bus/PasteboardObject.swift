@@ -30,6 +30,8 @@ final class PasteboardObject: DBusObject {
     /// Calls waiting for ``drain()``, and whether a drain is scheduled or running.
     let intake = Mutex<(jobs: [Job], draining: Bool)>(([], false))
     let processIDs = ProcessIDs()
+    /// What waits unread in the bus for each client, asked before large replies.
+    let unreadReplies: UnreadReplies
     /// How many elements the arrays of a call may hold (see ``decodedArguments(_:_:)``).
     let bounds: ArgumentBounds
     /// `general` and `primary` joined to the desktop's clipboard; nil with `--desktop off`.
@@ -45,6 +47,7 @@ final class PasteboardObject: DBusObject {
         self.desktop = desktop
         isShared = shared != nil
         bounds = ArgumentBounds(service.limits)
+        unreadReplies = UnreadReplies(connection: connection, logger: service.logger)
         service.perform { [weak self] in
             self?.service.onChange = { [weak self] change in
                 guard let self else { return }
@@ -297,12 +300,22 @@ final class PasteboardObject: DBusObject {
 
     private static let changeSignals = ChangeSignals(path: path, interface: interface)
 
-    /// Replies with the representation's bytes, read from disk off the service queue if need be.
+    /// Replies with the representation's bytes, read from disk off the service queue if need be;
+    /// a large reply once the bus says its client is not far behind with its reading
+    /// (``UnreadReplies``).
     func replyInline(_ call: Answer, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) throws(PasteboardError) {
         let limit = service.limits.maxInlineBytes
         guard representation.size <= limit else {
             throw .tooLarge("the \(representation.type) data is \(representation.size) bytes, over \(limit) (max-inline-bytes); read it with ReadFd")
         }
+        guard UnreadReplies.isChecked(representation.size) else {
+            return send(call, representation, values)
+        }
+        unreadReplies.send(representation.size, to: call.sender, reply: { [self] in send(call, representation, values) }, refuse: { call.fail($0) })
+    }
+
+    /// The reply of ``replyInline(_:_:_:)``, its bytes read from disk off the thread if need be.
+    private func send(_ call: Answer, _ representation: Representation, _ values: @escaping @Sendable ([UInt8]) -> [DBusValue]) {
         if case .inline(let bytes) = representation.payload {
             return call.reply(values(bytes))
         }
