@@ -72,10 +72,13 @@ struct X11OwnershipRaceTests {
         let xclip = try X11World.tool("xclip", package: "xclip")
         let done = DispatchSemaphore(value: 0)
         // In one turn of the bridge's loop, so that it reads no event in between: an app takes
-        // the clipboard (xclip's parent returns once it owns it), then the bridge claims it.
+        // the clipboard, then the bridge claims it. (xclip's parent returns before its child's
+        // request to own the clipboard has reached the X server: waited for here.)
         let command = "printf \"the app's\" | DISPLAY=\(x11.display) \(xclip) -selection clipboard -i"
         _ = bridge.loop.submit {
             _ = system(command)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while bridge.owner(of: .clipboard) == 0, ContinuousClock.now < deadline { usleep(5_000) }
             bridge.takeOwnership(.clipboard, Self.text("ours, later"))
             done.signal()
         }

@@ -99,10 +99,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         // Whoever owns the selections now is the first change.
         loop.submit { [self] in
             for selection in DesktopSelection.allCases {
-                let owner = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, selectionAtoms[selection]!), nil)
-                let window = owner?.pointee.owner ?? xcb_window_t(XCB_NONE)
-                free(owner)
-                ownerChanged(selection, to: window)
+                ownerChanged(selection, to: owner(of: selection))
             }
         }
     }
@@ -125,9 +122,15 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         generations[selection, default: 0] += 1
         // The ICCCM's check: another app may have taken it at a later time meanwhile, and
         // then keeps it (its copy is reported as usual).
-        let owner = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, atom), nil)
-        defer { free(owner) }
-        owned[selection] = owner?.pointee.owner == display.window ? (offer, time) : nil
+        owned[selection] = owner(of: selection) == display.window ? (offer, time) : nil
+    }
+
+    /// The window that owns `selection` now, by the X server (`XCB_NONE` for nobody); on the
+    /// loop thread. A round trip, which leaves the events that came meanwhile queued.
+    func owner(of selection: DesktopSelection) -> xcb_window_t {
+        let reply = xcb_get_selection_owner_reply(display.connection, xcb_get_selection_owner(display.connection, selectionAtoms[selection]!), nil)
+        defer { free(reply) }
+        return reply?.pointee.owner ?? xcb_window_t(XCB_NONE)
     }
 
     public func clear(_ selection: DesktopSelection) {
