@@ -58,8 +58,7 @@ extension X11Clipboard {
                 var seen = Set<String>()
                 types = names.filter { seen.insert($0).inserted }
             }
-            reports[selection, default: 0] += 1
-            delegate?.desktopSelectionChanged(selection, source: X11Source(clipboard: self, selection: selection, generation: generation, types: types))
+            report(selection, source: X11Source(clipboard: self, selection: selection, generation: generation, types: types))
         }
     }
 

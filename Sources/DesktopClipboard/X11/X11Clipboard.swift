@@ -36,7 +36,7 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// Counts the owners each selection has had, so that work for an earlier one is dropped.
     var generations: [DesktopSelection: UInt64] = [:]
     /// The changes of each selection told to the delegate (see ``own(_:_:reportsSeen:)``).
-    var reports: [DesktopSelection: Int] = [:]
+    private(set) var reports: [DesktopSelection: Int] = [:]
     /// Conversions asked of other apps, by the property of ours they answer in.
     var conversions: [xcb_atom_t: Conversion] = [:]
     /// Properties free for the next conversion (each conversion needs its own).
@@ -220,16 +220,20 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         failConversions(of: selection, .ownerGone("the app that copied it has quit or copied something else"))
         if owner == xcb_window_t(XCB_NONE) {
             guard disowning.remove(selection) == nil else { return }
-            reports[selection, default: 0] += 1
-            if cleared {
-                delegate?.desktopSelectionCleared(selection)
-            } else {
-                delegate?.desktopSelectionChanged(selection, source: nil)
-            }
-            return
+            return report(selection, source: nil, cleared: cleared)
         }
         disowning.remove(selection)
         askTargets(of: selection)
+    }
+
+    /// Tells the delegate of a change of `selection`, counted for ``own(_:_:reportsSeen:)``.
+    func report(_ selection: DesktopSelection, source: (any DesktopSource)?, cleared: Bool = false) {
+        reports[selection, default: 0] += 1
+        if cleared {
+            delegate?.desktopSelectionCleared(selection)
+        } else {
+            delegate?.desktopSelectionChanged(selection, source: source)
+        }
     }
 
     /// Ends everything in progress when the loop stops.

@@ -46,10 +46,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         /// The selections whose pasteboard was written over the bus after the start and before
         /// the first display was joined (see ``desktopSelectionChanged(_:source:)``).
         var writtenBeforeJoining: Set<DesktopSelection> = []
-        /// The selections the display has reported since the last connection began.
-        var reportedSinceConnecting: Set<DesktopSelection> = []
-        /// How many changes of each selection the display has reported since then: an offer
-        /// made after fewer is not made (``DesktopClipboard/own(_:_:reportsSeen:)``).
+        /// How many changes of each selection the display has reported since the last connection
+        /// began (a selection not in it has had no first word yet): an offer decided after fewer
+        /// is not made (``DesktopClipboard/own(_:_:reportsSeen:)``).
         var reports: [DesktopSelection: Int] = [:]
         /// Selections to offer once the display's connection is kept.
         var owedOffers: Set<DesktopSelection> = []
@@ -113,7 +112,6 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
 
     private func connect(first: Bool) {
         let stoppedAlready = state.withLock { state in
-            state.reportedSinceConnecting = []
             state.reports = [:]
             // Only the first joining: a display back from a loss has the newer word.
             if state.joinedOnce { state.writtenBeforeJoining = [] }
@@ -137,9 +135,10 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             // Offered now: what the display's first word gave way to, and what was written
             // after that word came, while the connection was not yet kept. A selection not yet
             // reported waits for its first word.
-            let owed = state.owedOffers.union(state.writtenBeforeJoining.intersection(state.reportedSinceConnecting))
+            let reported = Set(state.reports.keys)
+            let owed = state.owedOffers.union(state.writtenBeforeJoining.intersection(reported))
             state.owedOffers = []
-            state.writtenBeforeJoining.subtract(state.reportedSinceConnecting)
+            state.writtenBeforeJoining.subtract(reported)
             return (state.stopped, owed)
         }
         if stopped { return clipboard.close() }
@@ -179,14 +178,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         // A display still reporting while the server stops (its connection is closed after
         // this) changes nothing any more.
         guard !state.withLock({ $0.stopped }) else { return }
-        count(selection)
         let name = Self.name(of: selection)
         // The display's first word on a selection names whoever owned it before pasteboardd
         // joined it. A write made over the bus before that (the copy that started the server
         // through bus activation, say) is newer: it takes the selection, rather than be
         // replaced by an older desktop copy.
         let busWriteFirst = state.withLock { state -> Bool? in
-            guard state.reportedSinceConnecting.insert(selection).inserted, state.writtenBeforeJoining.remove(selection) != nil else { return nil }
+            state.reports[selection, default: 0] += 1
+            guard state.reports[selection] == 1, state.writtenBeforeJoining.remove(selection) != nil else { return nil }
             if state.clipboard != nil { return true }
             state.owedOffers.insert(selection)
             return false
@@ -224,11 +223,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
                 let change = try service.writePromised(
                     name, itemTypes: imported.types.isEmpty ? [] : [imported.types], provider: Self.provider, bus: token,
                     options: WriteOptions(concealed: imported.concealed), ownerPID: nil)
-                let announce = state.withLock { state in
-                    state.imports[selection] = Import(count: change.count, source: source, sourceTypes: imported.sourceTypes)
-                    return state.announce
-                }
-                announce?(change)
+                announce(change, of: selection, as: Import(count: change.count, source: source, sourceTypes: imported.sourceTypes))
             } catch {
                 logger.warning("desktop bridge: could not take the desktop's \(selection) into '\(name)': \(error.message)")
             }
@@ -239,17 +234,23 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard !state.withLock({ $0.stopped }) else { return }
         // The display's first word on the selection is taken as any first word is (a write
         // made here before joining may be newer).
-        if state.withLock({ !$0.reportedSinceConnecting.contains(selection) }) {
-            return desktopSelectionChanged(selection, source: nil)
+        let first = state.withLock { state in
+            guard state.reports[selection] != nil else { return true }
+            state.reports[selection]! += 1
+            return false
         }
-        count(selection)
+        if first { return desktopSelectionChanged(selection, source: nil) }
         service.perform { [self] in empty(selection, because: "an app cleared it") }
     }
 
-    /// One more change of `selection` reported by the display (on the display thread, before
-    /// anything is decided of it).
-    private func count(_ selection: DesktopSelection) {
-        state.withLock { $0.reports[selection, default: 0] += 1 }
+    /// Keeps `imported` as the desktop copy `selection` holds (on the service queue, `change`
+    /// just made of it), and announces the change.
+    private func announce(_ change: Change, of selection: DesktopSelection, as imported: Import) {
+        let announce = state.withLock { state in
+            state.imports[selection] = imported
+            return state.announce
+        }
+        announce?(change)
     }
 
     /// Empties `selection`'s pasteboard as a desktop change (on the service queue): an app
@@ -260,12 +261,8 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard !service.entry(name).items.isEmpty else { return }
         do throws(PasteboardError) {
             let change = try service.clear(name)
-            let announce = state.withLock { state in
-                state.imports[selection] = Import(count: change.count, source: nil, sourceTypes: [:])
-                return state.announce
-            }
             logger.info("desktop bridge: '\(name)' emptied: \(reason)")
-            announce?(change)
+            announce(change, of: selection, as: Import(count: change.count, source: nil, sourceTypes: [:]))
         } catch {
             logger.warning("desktop bridge: could not empty '\(name)' after the desktop's \(selection) was emptied: \(error.message)")
         }
