@@ -84,24 +84,26 @@ final class UnreadReplies: Sendable {
             return true
         }
         if spent { return nil }
-        let held: (client: UInt64, ours: UInt64)
-        do {
-            async let ofClient = connection.heldBytes(of: client)
-            async let ofOurs = connection.heldBytes(of: connection.uniqueName)
-            held = (try await ofClient.outgoing, try await ofOurs.incoming)
-        } catch let error as DBusError {
+        let waiting: UInt64
+        var overFull = false
+        do throws(DBusError) {
+            waiting = try await connection.heldBytes(of: client).outgoing
+            // What the bus holds of ours matters only for a client behind with its reading:
+            // one that reads, the usual case, costs one question.
+            if waiting > Self.behind, waiting + size <= Self.perClient {
+                overFull = try await connection.heldBytes(of: connection.uniqueName).incoming + size > Self.overall
+            }
+        } catch {
             noteUnavailable(error)
             return nil
-        } catch {
-            return nil
         }
-        if held.client + size > Self.perClient || (held.client > Self.behind && held.ours + size > Self.overall) {
+        if waiting + size > Self.perClient || overFull {
             return .quotaExceeded(
-                "\(held.client) bytes of earlier replies to this client wait unread in the bus; read them first (or read large data with ReadFd, which does not pass through the bus)")
+                "\(waiting) bytes of earlier replies to this client wait unread in the bus; read them first (or read large data with ReadFd, which does not pass through the bus)")
         }
         state.withLock { state in
             if state.allowance.count >= 4096 { state.allowance.removeAll(keepingCapacity: true) }
-            state.allowance[client] = held.client + size < Self.behind ? Self.behind - held.client - size : 0
+            state.allowance[client] = waiting + size < Self.behind ? Self.behind - waiting - size : 0
         }
         return nil
     }
