@@ -202,17 +202,18 @@ public struct TypeDeclarationInstaller: Sendable {
             try refuseLosing(existing, among: declared)
         }
         if let owner = declared.declaration(forMIME: mime), owner.identifier.lowercased() != declaration.identifier.lowercased() {
-            throw .conflict("\(mime) is already the MIME type of \(owner.identifier) (\(owner.file ?? "the MIME database")); choose a MIME type of your own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
+            throw .conflict("\(mime) is already the MIME type of \(owner.identifier) (\(owner.file ?? "the MIME database")); choose a MIME type of your own, such as \(Self.suggestedMIME(for: declaration.identifier))")
         }
         if let apple = mime.appleIdentifier {
-            throw .conflict("\(mime) is the system type \(apple); give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")+json")
+            throw .conflict("\(mime) is the system type \(apple); give \(declaration.identifier) a MIME type of its own, such as \(Self.suggestedMIME(for: declaration.identifier))+json")
         }
-        let known = knownTypes()
-        if declared.declaration(forMIME: mime) == nil, let target = aliases()[mime.essence] {
-            throw .conflict("\(mime) is another name of \(target) in the MIME database (an alias); give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
+        let aliases = aliases()
+        let known = knownTypes(aliases: aliases)
+        if declared.declaration(forMIME: mime) == nil, let target = aliases[mime.essence] {
+            throw .conflict("\(mime) is another name of \(target) in the MIME database (an alias); give \(declaration.identifier) a MIME type of its own, such as \(Self.suggestedMIME(for: declaration.identifier))")
         }
         if declared.declaration(forMIME: mime) == nil, known.contains(mime.essence) {
-            throw .conflict("\(mime) is already a type of the MIME database; give \(declaration.identifier) a MIME type of its own, such as application/vnd.example.\(declaration.identifier.split(separator: ".").last ?? "type")")
+            throw .conflict("\(mime) is already a type of the MIME database; give \(declaration.identifier) a MIME type of its own, such as \(Self.suggestedMIME(for: declaration.identifier))")
         }
         for parent in declaration.parents {
             if database.supertypes(of: parent)[mime.essence] != nil {
@@ -239,9 +240,9 @@ public struct TypeDeclarationInstaller: Sendable {
     }
 
     /// Every MIME type the databases list (`mime/types`) and every alias they know of one
-    /// (``aliases()``), lowercased; empty when no database is installed.
-    func knownTypes() -> Set<String> {
-        var types = Set(aliases().keys)
+    /// (`aliases`, those of ``aliases()``), lowercased; empty when no database is installed.
+    func knownTypes(aliases: [String: String]) -> Set<String> {
+        var types = Set(aliases.keys)
         for directory in searchDirectories {
             guard let text = try? String(contentsOfFile: directory + "/mime/types", encoding: .utf8) else { continue }
             for line in text.split(whereSeparator: \.isNewline) where !line.isEmpty {
@@ -299,6 +300,12 @@ public struct TypeDeclarationInstaller: Sendable {
             try? update(folder, with: tool)
             throw error
         }
+    }
+
+    /// A MIME type of its own to suggest for `identifier`: `application/vnd.example.` and its
+    /// last part.
+    private static func suggestedMIME(for identifier: String) -> String {
+        "application/vnd.example.\(identifier.split(separator: ".").last ?? "type")"
     }
 
     /// An I/O failure: `what`, the system's reason, and what to do when it is one of rights.

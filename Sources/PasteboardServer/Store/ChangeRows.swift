@@ -114,7 +114,7 @@ extension ChangeRows {
         /// contents at once; without it (and in records written before it existed), `count - 1`.
         static let replacedAfterAGap: UInt8 = 64
         /// Every flag a record may have; a record with another is none of this version's.
-        static let known: UInt8 = 127
+        static let known = listed | volatile | keepsPrevious | expires | owner | itemOwners | replacedAfterAGap
     }
 
     /// The replaced count a record need not spell out.
