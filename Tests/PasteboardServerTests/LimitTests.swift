@@ -23,48 +23,65 @@ struct LimitTests {
         #expect(try await h.listPasteboards() == ["general"])
     }
 
-    /// `max-transfers` bounds the transfers in progress over all clients, and one client may
-    /// hold a quarter of them: a client starting transfers it never feeds (each waits for the
-    /// idle timeout) leaves room for the others. Refusals come at once, and change nothing.
-    @Test func maxTransfersIsSharedAmongClients() async throws {
+    /// `max-transfers` bounds the transfers in progress over all clients, and one client
+    /// process may hold a quarter of them over all its connections: a process starting
+    /// transfers it never feeds (each waits for the idle timeout) leaves room for the others,
+    /// however many connections it opens. Refusals come at once, and change nothing.
+    @Test func maxTransfersIsSharedAmongClientProcesses() async throws {
         let h = try await Harness(limits: ["max-transfers=8"])
         try await h.write(text: "kept")
         let before = try await h.snapshot()
-        // Two idle transfers from one client: its quarter of eight.
-        let greedy = try h.connect()
+        // Two idle transfers from this process, on two connections: its quarter of eight.
         var pipes: [(read: UnixFileDescriptor, write: UnixFileDescriptor)] = []
         var started: [Task<UInt64, any Error>] = []
-        func startIdle(on connection: Connection) throws {
+        var connections: [Connection] = []
+        for index in 0..<2 {
+            let connection = try h.connect()
+            connections.append(connection)
             let pipe = try Descriptors.pipe()
             pipes.append(pipe)
             // The task holds the read end only: the write end closes with `pipes`.
             let readEnd = pipe.read
-            started.append(Task { try await h.writeFd([[("text/plain", readEnd)]], to: "idle", on: connection, timeout: .seconds(60)) })
+            started.append(Task { try await h.writeFd([[("text/plain", readEnd)]], to: "idle-\(index)", on: connection, timeout: .seconds(60)) })
         }
-        for _ in 0..<2 { try startIdle(on: greedy) }
         try await Task.sleep(for: .milliseconds(300))
         let start = ContinuousClock.now
-        let third = await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])], on: greedy)
-        #expect(third?.message.contains("this client") == true, "\(String(describing: third))")
-        // Other clients still get through, up to max-transfers over all.
-        var others: [Connection] = []
-        for _ in 0..<6 {
-            let other = try h.connect()
-            others.append(other)
-            try startIdle(on: other)
+        // A third connection of the same process is the same client.
+        let third = try h.connect()
+        let refused = await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])], on: third)
+        #expect(refused?.message.contains("this process") == true, "\(String(describing: refused))")
+
+        // Other processes still get through, up to max-transfers over all: six `pbctl copy`
+        // whose input has not ended (over pbctl's inline cutoff, so it streams it).
+        let head = Data(repeating: 0xfe, count: (1 << 20) + 1)
+        var copies: [ChildProcess] = []
+        for index in 0..<6 {
+            let copy = try ChildProcess(try Paths.product("pbctl"), ["--address", h.bus.address, "-p", "stream-\(index)", "copy", "-t", "application/x-stream"])
+            copies.append(copy)
+            copy.write(head)
         }
-        try await Task.sleep(for: .milliseconds(300))
-        let late = try h.connect()
-        let full = await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])], on: late)
-        #expect(full?.message.contains("max-transfers") == true, "\(String(describing: full))")
+        // pbctl sends its first mebibyte before it reads more: a second one taken means the
+        // server admitted the transfer and is reading it.
+        for copy in copies { copy.write(head) }
+        #expect(copies.allSatisfy { $0.exitStatus == nil }, "\(copies.map { String(decoding: $0.stderr, as: UTF8.self) })")
+        let late = try await runProgram(try Paths.product("pbctl"), ["--address", h.bus.address, "-p", "late", "copy", "-t", "application/x-stream"], input: head)
+        #expect(late.status == 65 && late.err.contains("max-transfers"), "\(late)")
         // Well under the 30 s idle timeout a refusal that waited for a transfer would take.
         #expect(ContinuousClock.now - start < .seconds(12))
         #expect(try await h.snapshot() == before)
+        #expect(try await h.changeCount("late") == 0)
+
         // Their writers closed, the transfers complete and free their places.
         pipes.removeAll()
         for task in started { _ = try await task.value }
-        #expect(try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: "late".bytes))]], to: "late", on: late) == 1)
-        withExtendedLifetime(others) {}
+        for (index, copy) in copies.enumerated() {
+            copy.send(Data())
+            let status = try await copy.wait(timeout: .seconds(30))
+            #expect(status == 0, "\(String(decoding: copy.stderr, as: UTF8.self))")
+            #expect(try await h.items("stream-\(index)").items == [.init(types: ["application/x-stream"], sizes: [Int64(head.count * 2)])])
+        }
+        #expect(try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: "late".bytes))]], to: "late", on: third) == 1)
+        withExtendedLifetime(connections) {}
     }
 
     @Test func maxInlineBytesBoundsReadDataAndReadBest() async throws {

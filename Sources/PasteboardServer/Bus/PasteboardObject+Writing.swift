@@ -27,10 +27,19 @@ extension PasteboardObject {
 
     /// Reads every descriptor on a transfer thread, then commits on the service queue.
     func writeItemsFd(_ call: MethodCall, _ arguments: [DBusValue]) {
-        let sender = call.sender
-        if let refusal = admitTransfer(for: sender) { return fail(call, refusal) }
+        // The process is asked of the bus once per client; until it answers, nothing is read.
+        if let pid = processIDs.remembered(call.sender) { return transfer(call, arguments, for: .process(pid)) }
+        Task {
+            let pid = await processIDs.pid(of: call.sender, on: connection)
+            transfer(call, arguments, for: pid.map { .process($0) } ?? .connection(call.sender))
+        }
+    }
+
+    /// Counts the transfer in for `client`, then reads every descriptor on a thread of its own.
+    private func transfer(_ call: MethodCall, _ arguments: [DBusValue], for client: TransferClient) {
+        if let refusal = admitTransfer(for: client) { return fail(call, refusal) }
         Thread.detachNewThread { [self] in
-            defer { releaseTransfer(of: sender) }
+            defer { releaseTransfer(of: client) }
             let write: DescriptorWrite
             do throws(PasteboardError) {
                 let name = try Arguments.name(arguments[0])
@@ -58,36 +67,36 @@ extension PasteboardObject {
         }
     }
 
-    /// How many of `max-transfers` one client may hold at once: a quarter (at least one), so
-    /// that a client that starts transfers and never feeds them (each waits up to
+    /// How many of `max-transfers` one client process may hold at once: a quarter (at least
+    /// one), so that a client that starts transfers and never feeds them (each waits up to
     /// `transfer-idle-timeout-ms`) leaves the others room.
     static func transfersPerClient(of limit: UInt64) -> UInt64 {
         max(1, limit / 4)
     }
 
-    /// Counts a transfer of `sender`'s in, or says why not (`QuotaExceeded`).
-    private func admitTransfer(for sender: String) -> PasteboardError? {
+    /// Counts a transfer of `client`'s in, or says why not (`QuotaExceeded`).
+    private func admitTransfer(for client: TransferClient) -> PasteboardError? {
         let limit = service.limits.maxTransfers
         let perClient = Self.transfersPerClient(of: limit)
         return transfers.withLock { transfers in
-            let own = transfers.bySender[sender, default: 0]
+            let own = transfers.byClient[client, default: 0]
             guard own < perClient else {
-                return .quotaExceeded("this client has \(perClient) transfers in progress already, the most one client may (a quarter of max-transfers); try again when one has finished")
+                return .quotaExceeded("this process has \(perClient) transfers in progress already over its connections, the most one client may (a quarter of max-transfers); try again when one has finished")
             }
             guard transfers.total < limit else {
                 return .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished")
             }
             transfers.total += 1
-            transfers.bySender[sender] = own + 1
+            transfers.byClient[client] = own + 1
             return nil
         }
     }
 
-    private func releaseTransfer(of sender: String) {
+    private func releaseTransfer(of client: TransferClient) {
         transfers.withLock { transfers in
             transfers.total -= 1
-            let left = transfers.bySender[sender, default: 1] - 1
-            transfers.bySender[sender] = left == 0 ? nil : left
+            let left = transfers.byClient[client, default: 1] - 1
+            transfers.byClient[client] = left == 0 ? nil : left
         }
     }
 

@@ -22,8 +22,9 @@ final class PasteboardObject: DBusObject {
     let introspectionXML = String(decoding: PackageResources.org_pasteboardd_Pasteboard1_xml, as: UTF8.self)
     let service: PasteboardService
     let connection: Connection
-    /// Descriptor transfers in progress, in all and by sender (see ``admitTransfer(for:)``).
-    let transfers = Mutex<(total: UInt64, bySender: [String: UInt64])>((0, [:]))
+    /// Descriptor transfers in progress, in all and by client process (see
+    /// ``transfersPerClient(of:)``).
+    let transfers = Mutex<(total: UInt64, byClient: [TransferClient: UInt64])>((0, [:]))
     /// Calls handed to the service queue and not yet answered, by sender; a read skips the
     /// queue only when its sender has none.
     let queued = Mutex<[String: Int]>([:])
