@@ -70,7 +70,58 @@ struct UnreadRepliesTests {
         let deafName = try #require(joined)
 
         // 150 MiB asked for, none of it read.
-        for _ in 0..<150 {
+        let held = try await Self.askWithoutReading(150, deaf, deafName, harness)
+        #expect(held > 16 << 20, "the server answered the first calls with their data (\(held) bytes held)")
+        #expect(held <= (64 << 20) + (2 << 20), "the rest were refused: \(held) bytes held for a client that reads nothing")
+
+        // Everyone else is served, large data included.
+        let started = ContinuousClock.now
+        #expect(try await harness.changeCount() == 1)
+        #expect(try await harness.readData("application/octet-stream").data == megabyte)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        withExtendedLifetime(deaf) {}
+    }
+
+    /// Several clients that do not read: once the bus holds 256 MiB of the server's replies,
+    /// a client behind with its reading by more than 1 MiB is refused, far below what one
+    /// client may leave unread by itself (64 MiB).
+    @Test(.timeLimit(.minutes(2)))
+    func manyClientsThatDoNotReadAreRefusedSooner() async throws {
+        let harness = try await Harness()
+        let megabyte = [UInt8](repeating: 0x62, count: 1 << 20)
+        _ = try await harness.write([[("application/octet-stream", megabyte)]])
+        var deaf: [DeafClient] = []
+        var heldByEach: [UInt64] = []
+        for _ in 0..<5 {
+            let before = Set(try await Self.names(harness))
+            let client = try DeafClient(address: harness.bus.address)
+            deaf.append(client)
+            var joined: String?
+            _ = try await eventually {
+                joined = Set(try await Self.names(harness)).subtracting(before).first
+                return joined != nil
+            }
+            heldByEach.append(try await Self.askWithoutReading(70, client, try #require(joined), harness))
+        }
+        // Four fill their own 64 MiB (give or take the replies on their way when the bus was
+        // asked), about 256 MiB together.
+        for held in heldByEach.prefix(4) {
+            #expect(held > 60 << 20 && held <= 66 << 20, "\(heldByEach)")
+        }
+        // The fifth is refused once the bus holds over 256 MiB of ours: a few MiB in, where
+        // by itself it would have been let leave 64 MiB unread.
+        #expect(heldByEach[4] >= 1 << 20 && heldByEach[4] <= 12 << 20, "\(heldByEach)")
+        // Everyone else is served, large data included.
+        let started = ContinuousClock.now
+        #expect(try await harness.readData("application/octet-stream").data == megabyte)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        withExtendedLifetime(deaf) {}
+    }
+
+    /// Sends `count` `ReadData` calls of `general`'s item from `deaf` (the bus name `name`)
+    /// and returns what the bus holds for it once that stops growing.
+    static func askWithoutReading(_ count: Int, _ deaf: DeafClient, _ name: String, _ harness: Harness) async throws -> UInt64 {
+        for _ in 0..<count {
             try deaf.send(try Message.methodCall(
                 destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "ReadData",
                 arguments: [.string("general"), .uint32(0), .string("application/octet-stream"), .uint64(0)]))
@@ -81,19 +132,11 @@ struct UnreadRepliesTests {
         let deadline = ContinuousClock.now + .seconds(60)
         while steady < 5, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
-            let now = try await harness.client.heldBytes(of: deafName).outgoing
+            let now = try await harness.client.heldBytes(of: name).outgoing
             steady = now == held && now > 0 ? steady + 1 : 0
             held = now
         }
-        #expect(held > 16 << 20, "the server answered the first calls with their data (\(held) bytes held)")
-        #expect(held <= (64 << 20) + (2 << 20), "the rest were refused: \(held) bytes held for a client that reads nothing")
-
-        // Everyone else is served, large data included.
-        let started = ContinuousClock.now
-        #expect(try await harness.changeCount() == 1)
-        #expect(try await harness.readData("application/octet-stream").data == megabyte)
-        #expect(ContinuousClock.now - started < .seconds(5))
-        withExtendedLifetime(deaf) {}
+        return held
     }
 
     static func names(_ harness: Harness) async throws -> [String] {
