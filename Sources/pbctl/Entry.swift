@@ -13,6 +13,10 @@ enum Entry {
         // page faults) in a process that lives a few milliseconds. mallopt comes from
         // malloc.h, which the Glibc module leaves out (see the end of this file).
         _ = mallopt(M_ARENA_MAX, 1)
+        // A reader that goes away (`pbctl list | head -1`) fails the next write with EPIPE,
+        // which ends pbctl with status 0 (``Output``), instead of killing it (status 141, which
+        // `set -o pipefail` takes for a failure). Commands pbctl runs get SIGPIPE back.
+        signal(SIGPIPE, SIG_IGN)
         StandardStreams.reserve()
         refuseArgumentsThatCannotBeBytes()
         MainThreadExecutor.run {

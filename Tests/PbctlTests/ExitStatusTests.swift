@@ -162,6 +162,25 @@ struct ExitStatusTests {
         #expect(result.err.hasPrefix("pbctl: The type \"bad type\" has a space at byte 3"), "\(result.err)")
     }
 
+    // MARK: 0 when the reader goes away
+
+    /// `pbctl list | head -1`: a reader that has gone before pbctl writes is no failure, for
+    /// every command that prints (`set -o pipefail` scripts would take SIGPIPE's 141 for one).
+    @Test func aReaderThatHasGoneIsNoFailure() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", input: "one"))
+        expectSuccess(try await world.pbctl("-p", "other", "copy", input: "two"))
+        let pbctl = try Paths.product("pbctl")
+        for command in ["list", "count", "types", "info", "info --json", "history", "paste", "watch --since 0", "--help", "types --help"] {
+            // `true` has long ended when pbctl writes: the write fails at once.
+            let result = try await runProgram(
+                "/bin/bash", ["-c", "{ sleep 0.3; \"$0\" --address \"$1\" \(command); echo \"status $?\" >&2; } | true", pbctl, world.bus.address])
+            #expect(result.err == "status 0\n", "\(command): \(result)")
+        }
+        // Nothing was lost on the way.
+        expectSuccess(try await world.pbctl("paste"), stdout: "one")
+    }
+
     // MARK: 69: unavailable
 
     @Test(arguments: [["count"], ["copy"], ["paste"], ["list"], ["info", "--json"]])

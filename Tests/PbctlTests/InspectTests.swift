@@ -45,12 +45,18 @@ struct InspectTests {
     }
 
     /// A secret is marked as `Items` marks it, so that a script can leave it alone.
-    @Test func infoJSONSaysWhatIsConcealedOrOwnerOnly() async throws {
+    @Test func infoSaysWhatIsConcealedOrOwnerOnly() async throws {
         let world = try await PbctlHarness()
         expectSuccess(try await world.pbctl("copy", "--concealed", input: "hunter2"))
         expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":1,"items":[{"types":["text/plain;charset=utf-8"],"sizes":[7],"concealed":true}]}"# + "\n")
         try await world.writeItems("general", [[("text/plain", Data("mine".utf8))]], options: [("owner-only", .boolean(true)), ("concealed", .boolean(true))])
         expectSuccess(try await world.pbctl("info", "--json"), stdout: #"{"name":"general","count":2,"items":[{"types":["text/plain"],"sizes":[4],"concealed":true,"owner-only":true}]}"# + "\n")
+        // And so does the text a person reads.
+        expectSuccess(try await world.pbctl("info"), stdout: "pasteboard: general\ncount: 2\nitems: 1\nitem 0 (concealed, owner-only):\n  text/plain\t4 bytes\n")
+        try await world.writeItems("general", [[("text/plain", Data("a".utf8))], [("text/html", Data())]], options: [("owner-only", .boolean(true))])
+        expectSuccess(try await world.pbctl("info"), stdout: "pasteboard: general\ncount: 3\nitems: 2\nitem 0 (owner-only):\n  text/plain\t1 byte\nitem 1 (owner-only):\n  text/html\t0 bytes\n")
+        expectSuccess(try await world.pbctl("copy", "--concealed", input: "hunter2"))
+        expectSuccess(try await world.pbctl("info"), stdout: "pasteboard: general\ncount: 4\nitems: 1\nitem 0 (concealed):\n  text/plain;charset=utf-8\t7 bytes\n")
     }
 
     @Test func infoJSONEscapesTheName() async throws {

@@ -25,7 +25,7 @@ struct ListTypes: AsyncParsableCommand {
 
 /// `pbctl info`: the change count and every item's types and sizes.
 struct Info: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the change count and each item's types and sizes.")
+    static let configuration = CommandConfiguration(abstract: "Show the change count and each item's types and sizes, and whether it is concealed or owner-only.")
 
     @OptionGroup var global: GlobalOptions
 

@@ -30,7 +30,6 @@ struct CopyJob: Job {
     }
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
         // The name first: a bad one is the error, whatever the input.
         try Session.check(target)
         let input = try openInput()

@@ -36,7 +36,9 @@ struct InfoJob: Job {
             Output.line("count: \(count)")
             Output.line("items: \(items.count)")
             for (index, item) in items.enumerated() {
-                Output.line("item \(index):")
+                // Marked as in `--json`, so that a person sees what a script would leave alone.
+                let marks = (item.isConcealed ? ["concealed"] : []) + (item.isOwnerOnly ? ["owner-only"] : [])
+                Output.line("item \(index)\(marks.isEmpty ? "" : " (" + marks.joined(separator: ", ") + ")"):")
                 for (type, size) in zip(item.types, item.sizes) {
                     Output.line("  \(type)\t\(size < 0 ? "promised" : size == 1 ? "1 byte" : "\(size) bytes")")
                 }

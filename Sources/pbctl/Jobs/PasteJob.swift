@@ -11,7 +11,6 @@ struct PasteJob: Job {
     var item: UInt32?
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
         try await Session.run(target) { server in
             switch try await BestData.read(server, name: target.pasteboard, item: item, types: types.isEmpty ? BestData.defaultTypes : types) {
             case .bytes(let data):

@@ -22,7 +22,6 @@ struct WatchJob: Job {
         if let program = exec.first, let problem = ChildProcess.problem(running: program) {
             throw Failure(message: "cannot run \(program): \(problem)", status: .usage)
         }
-        signal(SIGPIPE, SIG_IGN)
         Output.endWhenTheReaderLeaves()
         try await Session.run(target) { server in
             let signalled = try await server.changes(of: all ? nil : target.pasteboard)
