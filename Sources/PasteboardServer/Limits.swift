@@ -18,6 +18,7 @@ public struct Limits: Sendable, Equatable {
         ("max-type-bytes", \.maxTypeBytes),
         ("transfer-idle-timeout-ms", \.transferIdleTimeoutMilliseconds), ("max-transfers", \.maxTransfers),
         ("provider-timeout-ms", \.providerTimeoutMilliseconds), ("max-request-types", \.maxRequestTypes),
+        ("max-unread-bytes", \.maxUnreadBytes),
     ]
 
     /// Defaults for a desktop: a 1 GiB image or video fits, a runaway client does not take the disk.
@@ -53,6 +54,11 @@ public struct Limits: Sendable, Equatable {
         // Types one `AvailableType`, `CanRead` or `ReadBest` asks for: each costs a conformance
         // lookup on the bus thread (ArgumentBounds).
         "max-request-types": 1024,
+        // What the bus may hold of the server's messages that clients have not read (the
+        // session bus stops reading a sender at 1 GB), before clients behind with their
+        // reading get no more large replies and large announcements wait (UnreadReplies,
+        // ChangedBacklogWatch).
+        "max-unread-bytes": 256 << 20,
     ]
 
     public init() {
@@ -79,6 +85,7 @@ public struct Limits: Sendable, Equatable {
     public private(set) var maxTransfers: UInt64 = 0
     public private(set) var providerTimeoutMilliseconds: UInt64 = 0
     public private(set) var maxRequestTypes: UInt64 = 0
+    public private(set) var maxUnreadBytes: UInt64 = 0
 
     /// Applies one `KEY=VALUE` setting.
     ///

@@ -4,9 +4,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// A client that asks for data and never reads the answers must not make the bus stop reading
-/// the server's replies to everyone (dbus-daemon holds what a client has not read against the
-/// sender's `max_incoming_bytes`).
+/// A client that asks for data, or listens for changes, and never reads what comes must not
+/// make the bus stop reading the server's messages to everyone (dbus-daemon holds what a client
+/// has not read against the sender's `max_incoming_bytes`).
 @Suite("Replies a client does not read")
 struct UnreadRepliesTests {
     /// A client on a raw socket: it authenticates, says `Hello`, sends calls, and never reads
@@ -82,17 +82,17 @@ struct UnreadRepliesTests {
         withExtendedLifetime(deaf) {}
     }
 
-    /// Several clients that do not read: once the bus holds 256 MiB of the server's replies,
-    /// a client behind with its reading by more than 1 MiB is refused, far below what one
-    /// client may leave unread by itself (64 MiB).
+    /// Several clients that do not read: once the bus holds `max-unread-bytes` of the server's
+    /// replies (96 MiB here), a client behind with its reading by more than 1 MiB is refused,
+    /// below what one client may leave unread by itself (64 MiB).
     @Test(.timeLimit(.minutes(2)))
     func manyClientsThatDoNotReadAreRefusedSooner() async throws {
-        let harness = try await Harness()
+        let harness = try await Harness(limits: ["max-unread-bytes=96M"])
         let megabyte = [UInt8](repeating: 0x62, count: 1 << 20)
         _ = try await harness.write([[("application/octet-stream", megabyte)]])
         var deaf: [DeafClient] = []
         var heldByEach: [UInt64] = []
-        for _ in 0..<5 {
+        for _ in 0..<2 {
             let before = Set(try await Self.names(harness))
             let client = try DeafClient(address: harness.bus.address)
             deaf.append(client)
@@ -103,19 +103,70 @@ struct UnreadRepliesTests {
             }
             heldByEach.append(try await Self.askWithoutReading(70, client, try #require(joined), harness))
         }
-        // Four fill their own 64 MiB (give or take the replies on their way when the bus was
-        // asked), about 256 MiB together.
-        for held in heldByEach.prefix(4) {
-            #expect(held > 60 << 20 && held <= 66 << 20, "\(heldByEach)")
-        }
-        // The fifth is refused once the bus holds over 256 MiB of ours: a few MiB in, where
+        // The first fills its own 64 MiB (give or take the replies on their way when the bus
+        // was asked).
+        #expect(heldByEach[0] > 60 << 20 && heldByEach[0] <= 66 << 20, "\(heldByEach)")
+        // The second is refused once the bus holds over 96 MiB of ours: about 32 MiB in, where
         // by itself it would have been let leave 64 MiB unread.
-        #expect(heldByEach[4] >= 1 << 20 && heldByEach[4] <= 12 << 20, "\(heldByEach)")
+        #expect(heldByEach[1] >= 24 << 20 && heldByEach[1] <= 40 << 20, "\(heldByEach)")
         // Everyone else is served, large data included.
         let started = ContinuousClock.now
         #expect(try await harness.readData("application/octet-stream").data == megabyte)
         #expect(ContinuousClock.now - started < .seconds(5))
         withExtendedLifetime(deaf) {}
+    }
+
+    /// A listener that subscribes to `Changed` and never reads: once the bus holds
+    /// `max-unread-bytes` of the server's signals for it (16 MiB here), changes announcing
+    /// large sets of type names are refused, so the bus never reaches the point where it stops
+    /// reading the server; ordinary changes go on, and once the listener leaves, large ones are
+    /// taken again.
+    @Test(.timeLimit(.minutes(2)))
+    func aListenerThatDoesNotReadHoldsUpLargeAnnouncementsOnly() async throws {
+        let harness = try await Harness(limits: ["max-unread-bytes=16M"])
+        var deaf: DeafClient? = try DeafClient(address: harness.bus.address)
+        try deaf?.send(try Message.methodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", method: "AddMatch",
+            arguments: [.string("type='signal',interface='\(Harness.interface)',member='Changed'")]))
+        // 13 items of 64 types of 240 bytes, each type its own: 195 KiB of type names, announced
+        // in every Changed. Transient, so that nothing of it is stored on disk.
+        let items: [[(String, [UInt8])]] = (0..<13).map { item in
+            (0..<64).map { type in
+                let name = "application/x-item\(item)-type\(type)-"
+                return (name + String(repeating: "t", count: 240 - name.utf8.count), [])
+            }
+        }
+        let transient: [(String, DBusValue)] = [("transient", .boolean(true))]
+        var written = 0
+        var refusal: DBus.DBusError?
+        while written < 400, refusal == nil {
+            do throws(DBus.DBusError) {
+                _ = try await harness.call("WriteItems", [.string("wide"), Harness.inlineItems(items), Harness.options(transient)])
+                written += 1
+            } catch {
+                refusal = error
+            }
+        }
+        // 16 MiB is 80 such signals; asked every MiB (5 of them), the bus says so a little
+        // after.
+        let refused = try #require(refusal, "\(written) writes announcing 195 KiB each, none refused")
+        #expect(refused.name == Harness.errorPrefix + "QuotaExceeded" && refused.message.contains("type names"), "\(refused)")
+        #expect(written >= 80 && written < 120, "refused after \(written) writes")
+        let held = try await harness.client.heldBytes(of: try await harness.client.nameOwner(Harness.busName) ?? "").incoming
+        #expect(held > 16 << 20 && held < 24 << 20, "the bus holds \(held) bytes of the server's")
+
+        // Ordinary changes and reads go on, at once.
+        let started = ContinuousClock.now
+        let other = try harness.connect()
+        #expect(try await harness.write(text: "small", on: other) > 0)
+        #expect(try await harness.readData("text/plain;charset=utf-8").data == Array("small".utf8))
+        #expect(ContinuousClock.now - started < .seconds(5))
+
+        // Once the listener has gone, large announcements are taken again.
+        deaf = nil
+        _ = try await eventually(timeout: .seconds(30)) {
+            (try? await harness.call("WriteItems", [.string("wide"), Harness.inlineItems(items), Harness.options(transient)])) != nil
+        }
     }
 
     /// Sends `count` `ReadData` calls of `general`'s item from `deaf` (the bus name `name`)

@@ -33,6 +33,8 @@ final class PasteboardObject: DBusObject {
     let processIDs = ProcessIDs()
     /// What waits unread in the bus for each client, asked before large replies.
     let unreadReplies: UnreadReplies
+    /// What the bus holds of our signals, asked after every few MiB of them.
+    let changedBacklog: ChangedBacklogWatch
     /// How many elements the arrays of a call may hold (see ``decodedArguments(_:_:)``).
     let bounds: ArgumentBounds
     /// `general` and `primary` joined to the desktop's clipboard; nil with `--desktop off`.
@@ -48,7 +50,8 @@ final class PasteboardObject: DBusObject {
         self.desktop = desktop
         isShared = shared != nil
         bounds = ArgumentBounds(service.limits)
-        unreadReplies = UnreadReplies(connection: connection, logger: service.logger)
+        unreadReplies = UnreadReplies(connection: connection, logger: service.logger, overall: service.limits.maxUnreadBytes)
+        changedBacklog = ChangedBacklogWatch(connection: connection, backlog: service.announcements, full: service.limits.maxUnreadBytes)
         service.perform { [weak self] in
             self?.service.onChange = { [weak self] change in
                 guard let self else { return }
@@ -296,6 +299,10 @@ final class PasteboardObject: DBusObject {
     /// change, so the desktop bridge hears of each change here.
     func signals(for change: Change) -> [Message] {
         desktop?.changed(change)
+        // About what the messages take in the bus: the header, the name and the types.
+        var bytes = UInt64(160 + change.name.rawValue.utf8.count)
+        for type in change.types { bytes += UInt64(8 + type.rawValue.utf8.count) }
+        changedBacklog.sent(bytes)
         return Self.changeSignals.messages(for: change)
     }
 

@@ -12,7 +12,7 @@ import Synchronization
 /// more from us, and every client's call waits until that one leaves. So before a large inline
 /// reply, the bus is asked what it holds (its `Debug.Stats`, which dbus-daemon has): a client
 /// whose earlier replies wait unread past ``perClient`` bytes gets `QuotaExceeded` (a small
-/// error) instead of more data; and once ours held in the bus pass ``overall`` (several such
+/// error) instead of more data; and once ours held in the bus pass `max-unread-bytes` (several such
 /// clients), so does any client that is behind with its reading at all (``behind``). A client
 /// that reads its replies has next to nothing waiting, and is never refused.
 ///
@@ -24,8 +24,9 @@ final class UnreadReplies: Sendable {
     static let checkedSize = 64 * 1024
     /// The most of its replies a client may leave unread in the bus.
     static let perClient: UInt64 = 64 << 20
-    /// What the bus may hold of ours before clients behind with their reading are refused.
-    static let overall: UInt64 = 256 << 20
+    /// What the bus may hold of ours before clients behind with their reading are refused
+    /// (`max-unread-bytes`).
+    private let overall: UInt64
     /// Unread replies past which a client is behind.
     static let behind: UInt64 = 1 << 20
 
@@ -45,9 +46,10 @@ final class UnreadReplies: Sendable {
     private let connection: Connection
     private let logger: Logger
 
-    init(connection: Connection, logger: Logger) {
+    init(connection: Connection, logger: Logger, overall: UInt64) {
         self.connection = connection
         self.logger = logger
+        self.overall = overall
     }
 
     /// Whether a reply of `size` bytes goes through ``send(_:to:reply:refuse:)``.
@@ -91,7 +93,7 @@ final class UnreadReplies: Sendable {
             // What the bus holds of ours matters only for a client behind with its reading:
             // one that reads, the usual case, costs one question.
             if waiting > Self.behind, waiting + size <= Self.perClient {
-                overFull = try await connection.heldBytes(of: connection.uniqueName).incoming + size > Self.overall
+                overFull = try await connection.heldBytes(of: connection.uniqueName).incoming + size > overall
             }
         } catch {
             noteUnavailable(error)
@@ -108,12 +110,17 @@ final class UnreadReplies: Sendable {
         return nil
     }
 
+    /// Whether `error`, answering `GetConnectionStats`, says the bus has no statistics for us
+    /// (or does not let us read them), rather than that this one question failed.
+    static func meansNoStatistics(_ error: DBusError) -> Bool {
+        ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
+         "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"].contains(error.name)
+    }
+
     /// A bus without statistics, or that does not let us read them, is not asked again; any
     /// other failure (a busy bus's timeout) lets this one reply go unchecked.
     private func noteUnavailable(_ error: DBusError) {
-        let lacking = ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
-                       "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"]
-        guard lacking.contains(error.name) else { return }
+        guard Self.meansNoStatistics(error) else { return }
         let first = state.withLock { state in
             defer { state.unavailable = true }
             return !state.unavailable

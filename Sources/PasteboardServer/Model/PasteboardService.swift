@@ -40,6 +40,8 @@ final class PasteboardService: @unchecked Sendable {
     /// runs). Taken once per call, as each use checks for a change.
     private var types: MIMEDatabase { MIMEDatabase.shared }
     let logger: Logger
+    /// Set while the bus holds up the server's announcements: large ones are then refused.
+    let announcements = AnnouncementBacklog()
     /// The committed contents of every name ever written; read from any thread, changed by
     /// whoever holds the turn (the queue, or the bus thread for a write it answers).
     let entries = Mutex<[PasteboardName: PasteboardEntry]>([:])
@@ -323,6 +325,8 @@ final class PasteboardService: @unchecked Sendable {
         entry.isListed = true
         entry.isConcealed = options.concealed || (keep && entry.isConcealed)
         entry.isVolatile = options.isVolatile || (keep && entry.isVolatile)
+        // Concealed contents announce no types.
+        if !entry.isConcealed, let refusal = announcements.refusal(name, announcing: typeBytes) { throw refusal }
         if let expiresAt = options.expiresAt {
             entry.expiresAt = expiresAt
         } else if let milliseconds = options.expiresInMilliseconds {

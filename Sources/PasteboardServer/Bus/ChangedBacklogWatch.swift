@@ -1,0 +1,67 @@
+import DBus
+import Synchronization
+
+/// Keeps a listener that never reads from making dbus-daemon stop reading the server.
+///
+/// dbus-daemon counts a signal against the sender's `max_incoming_bytes` (1 GB on the usual
+/// session bus) until every recipient has read it. A client that subscribes to `Changed` and
+/// never reads, beside writes that each announce up to `max-type-bytes` of type names, would
+/// fill that in a few thousand writes, after which the bus reads nothing more from the server
+/// and every client waits. So, after every sixteenth of `max-unread-bytes` (16 MiB by default)
+/// of signals, the bus is asked (its `Debug.Stats`, as ``UnreadReplies`` does) what it holds
+/// of ours; past `max-unread-bytes`, the service refuses changes with large announcements
+/// (``AnnouncementBacklog``), and the bus is asked again every ``recheck`` until the listener
+/// has read or left. Ordinary changes, whose
+/// signals are a few hundred bytes, go on: a gigabyte of them takes millions of writes.
+final class ChangedBacklogWatch: Sendable {
+    /// What the bus may hold of ours before large announcements are refused.
+    private let full: UInt64
+    /// Bytes of signals sent between two questions to the bus.
+    private let checkEvery: UInt64
+    /// How often the bus is asked again while it holds that much.
+    static let recheck: Duration = .milliseconds(250)
+
+    private let connection: Connection
+    private let backlog: AnnouncementBacklog
+    private let sinceCheck = Atomic<UInt64>(0)
+    /// Whether a question (or a series of them, while full) is under way.
+    private let checking = Atomic<Bool>(false)
+    /// Set once the bus turned out to have no statistics: nothing is asked any more.
+    private let unavailable = Atomic<Bool>(false)
+
+    init(connection: Connection, backlog: AnnouncementBacklog, full: UInt64) {
+        self.connection = connection
+        self.backlog = backlog
+        self.full = full
+        checkEvery = max(full / 16, 64 * 1024)
+    }
+
+    /// Notes that signals of about `bytes` bytes are on their way to the bus.
+    func sent(_ bytes: UInt64) {
+        let total = sinceCheck.wrappingAdd(bytes, ordering: .relaxed).newValue
+        guard total >= checkEvery, !unavailable.load(ordering: .relaxed),
+              checking.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        sinceCheck.store(0, ordering: .relaxed)
+        Task { await watch() }
+    }
+
+    /// Asks the bus until it holds less than ``full`` of ours. The question leaves after the
+    /// signals already sent, and the bus answers in the order it reads, so they are counted.
+    private func watch() async {
+        defer { checking.store(false, ordering: .releasing) }
+        while true {
+            let held: UInt64
+            do throws(DBusError) {
+                held = try await connection.heldBytes(of: connection.uniqueName).incoming
+            } catch {
+                if UnreadReplies.meansNoStatistics(error) { unavailable.store(true, ordering: .relaxed) }
+                backlog.set(heldUp: false)
+                return
+            }
+            let isFull = held > full
+            backlog.set(heldUp: isFull)
+            guard isFull else { return }
+            try? await Task.sleep(for: Self.recheck)
+        }
+    }
+}
