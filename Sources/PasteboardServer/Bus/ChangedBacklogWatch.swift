@@ -45,8 +45,9 @@ final class ChangedBacklogWatch: Sendable {
         Task { await watch() }
     }
 
-    /// Asks the bus until it holds less than ``full`` of ours. The question leaves after the
-    /// signals already sent, and the bus answers in the order it reads, so they are counted.
+    /// Asks the bus until it holds less than `max-unread-bytes` of ours. The question leaves
+    /// behind the signals sent before it (all but the one whose sending started the watch,
+    /// which may follow it), and the bus answers in the order it reads, so they are counted.
     private func watch() async {
         defer { checking.store(false, ordering: .releasing) }
         while true {
@@ -54,9 +55,17 @@ final class ChangedBacklogWatch: Sendable {
             do throws(DBusError) {
                 held = try await connection.heldBytes(of: connection.uniqueName).incoming
             } catch {
-                if UnreadReplies.meansNoStatistics(error) { unavailable.store(true, ordering: .relaxed) }
-                backlog.set(heldUp: false)
-                return
+                // A bus without statistics is not asked again. A question that failed on a
+                // busy bus is asked again while large announcements are held up (they must not
+                // stay refused on a guess), and otherwise after the next share of signals.
+                let lacking = UnreadReplies.meansNoStatistics(error)
+                if lacking { unavailable.store(true, ordering: .relaxed) }
+                guard !lacking, backlog.isHeldUp, connection.isConnected else {
+                    backlog.set(heldUp: false)
+                    return
+                }
+                try? await Task.sleep(for: Self.recheck)
+                continue
             }
             let isFull = held > full
             backlog.set(heldUp: isFull)

@@ -81,7 +81,8 @@ extension PasteboardObject {
         return transfers.withLock { transfers in
             let own = transfers.byClient[client, default: 0]
             guard own < perClient else {
-                return .quotaExceeded("this process has \(perClient) transfers in progress already over its connections, the most one client may (a quarter of max-transfers); try again when one has finished")
+                let holder = if case .process = client { "this process has \(perClient) transfers in progress already over its connections" } else { "this client has \(perClient) transfers in progress already" }
+                return .quotaExceeded("\(holder), the most one client may (a quarter of max-transfers); try again when one has finished")
             }
             guard transfers.total < limit else {
                 return .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished")

@@ -23,11 +23,14 @@ final class AnnouncementBacklog: Sendable {
         heldUp.store(value, ordering: .relaxed)
     }
 
-    /// The refusal for a change of `name` that would announce `typeBytes` bytes of type names,
-    /// or nil when it may go.
-    func refusal(_ name: PasteboardName, announcing typeBytes: UInt64) -> PasteboardError? {
-        guard typeBytes >= Self.largeTypeBytes, isHeldUp else { return nil }
+    /// The refusal for a change of `name` to `entry`, or nil when it may go: what counts is
+    /// what `Changed` would carry (each type once; none for concealed contents), summed only
+    /// while held up.
+    func refusal(_ name: PasteboardName, announcing entry: PasteboardEntry) -> PasteboardError? {
+        guard isHeldUp else { return nil }
+        let typeBytes = entry.announcedTypes.reduce(0) { $0 + UInt64($1.rawValue.utf8.count) }
+        guard typeBytes >= Self.largeTypeBytes else { return nil }
         return .quotaExceeded(
-            "the bus holds more of this server's change signals than a listener is reading; a change of '\(name)' announcing \(typeBytes) bytes of type names must wait until it reads them (or leaves)")
+            "the bus holds more of this server's messages than its clients are reading (max-unread-bytes); a change of '\(name)' announcing \(typeBytes) bytes of type names is refused until they read them (or leave)")
     }
 }

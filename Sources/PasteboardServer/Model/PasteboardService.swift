@@ -325,8 +325,7 @@ final class PasteboardService: @unchecked Sendable {
         entry.isListed = true
         entry.isConcealed = options.concealed || (keep && entry.isConcealed)
         entry.isVolatile = options.isVolatile || (keep && entry.isVolatile)
-        // Concealed contents announce no types.
-        if !entry.isConcealed, let refusal = announcements.refusal(name, announcing: typeBytes) { throw refusal }
+        if let refusal = announcements.refusal(name, announcing: entry) { throw refusal }
         if let expiresAt = options.expiresAt {
             entry.expiresAt = expiresAt
         } else if let milliseconds = options.expiresInMilliseconds {
