@@ -48,7 +48,7 @@ struct LimitTests {
         // Each is admitted once the server reads from its pipe: a byte written is taken.
         for pipe in pipes {
             try Descriptors.writeAll(pipe.write, [0x61])
-            _ = try await eventually { Descriptors.unread(pipe.write) == 0 }
+            #expect(await eventually { Descriptors.unread(pipe.write) == 0 }, "an idle transfer was admitted")
         }
         let start = ContinuousClock.now
         // A third connection of the same process is the same client.

@@ -8,7 +8,7 @@ import Synchronization
 /// never reads, beside writes that each announce up to `max-type-bytes` of type names, would
 /// fill that in a few thousand writes, after which the bus reads nothing more from the server
 /// and every client waits. So, after every sixteenth of `max-unread-bytes` (16 MiB by default)
-/// of signals, the bus is asked (its `Debug.Stats`, as ``UnreadReplies`` does) what it holds
+/// of signals, the bus is asked (``BusStatistics``, as ``UnreadReplies`` does) what it holds
 /// of ours; past `max-unread-bytes`, the service refuses changes with large announcements
 /// (``AnnouncementBacklog``), and the bus is asked again every ``recheck`` until the listener
 /// has read or left. Ordinary changes, whose
@@ -21,15 +21,15 @@ final class ChangedBacklogWatch: Sendable {
     /// How often the bus is asked again while it holds that much.
     static let recheck: Duration = .milliseconds(250)
 
+    private let statistics: BusStatistics
     private let connection: Connection
     private let backlog: AnnouncementBacklog
     private let sinceCheck = Atomic<UInt64>(0)
     /// Whether a question (or a series of them, while full) is under way.
     private let checking = Atomic<Bool>(false)
-    /// Set once the bus turned out to have no statistics: nothing is asked any more.
-    private let unavailable = Atomic<Bool>(false)
 
-    init(connection: Connection, backlog: AnnouncementBacklog, full: UInt64) {
+    init(statistics: BusStatistics, connection: Connection, backlog: AnnouncementBacklog, full: UInt64) {
+        self.statistics = statistics
         self.connection = connection
         self.backlog = backlog
         self.full = full
@@ -39,7 +39,7 @@ final class ChangedBacklogWatch: Sendable {
     /// Notes that signals of about `bytes` bytes are on their way to the bus.
     func sent(_ bytes: UInt64) {
         let total = sinceCheck.wrappingAdd(bytes, ordering: .relaxed).newValue
-        guard total >= checkEvery, !unavailable.load(ordering: .relaxed),
+        guard total >= checkEvery, !statistics.isUnavailable,
               checking.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         sinceCheck.store(0, ordering: .relaxed)
         Task { await watch() }
@@ -52,15 +52,13 @@ final class ChangedBacklogWatch: Sendable {
         defer { checking.store(false, ordering: .releasing) }
         while true {
             let held: UInt64
-            do throws(DBusError) {
-                held = try await connection.heldBytes(of: connection.uniqueName).incoming
+            do throws(BusStatistics.Failure) {
+                held = try await statistics.heldOfOurs()
             } catch {
                 // A bus without statistics is not asked again. A question that failed on a
                 // busy bus is asked again while large announcements are held up (they must not
                 // stay refused on a guess), and otherwise after the next share of signals.
-                let lacking = UnreadReplies.meansNoStatistics(error)
-                if lacking { unavailable.store(true, ordering: .relaxed) }
-                guard !lacking, backlog.isHeldUp, connection.isConnected else {
+                guard error == .unanswered, backlog.isHeldUp, connection.isConnected else {
                     backlog.set(heldUp: false)
                     return
                 }

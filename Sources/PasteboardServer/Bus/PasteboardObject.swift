@@ -50,8 +50,9 @@ final class PasteboardObject: DBusObject {
         self.desktop = desktop
         isShared = shared != nil
         bounds = ArgumentBounds(service.limits)
-        unreadReplies = UnreadReplies(connection: connection, logger: service.logger, overall: service.limits.maxUnreadBytes)
-        changedBacklog = ChangedBacklogWatch(connection: connection, backlog: service.announcements, full: service.limits.maxUnreadBytes)
+        let statistics = BusStatistics(connection: connection, logger: service.logger)
+        unreadReplies = UnreadReplies(statistics: statistics, overall: service.limits.maxUnreadBytes)
+        changedBacklog = ChangedBacklogWatch(statistics: statistics, connection: connection, backlog: service.announcements, full: service.limits.maxUnreadBytes)
         service.perform { [weak self] in
             self?.service.onChange = { [weak self] change in
                 guard let self else { return }

@@ -1,5 +1,3 @@
-import DBus
-import Logging
 import PasteboardModel
 import Synchronization
 
@@ -10,15 +8,15 @@ import Synchronization
 /// A client that sends hundreds of `ReadData` calls for megabytes each and never reads the
 /// answers piles our replies up in the bus; once they reach the limit, the bus reads nothing
 /// more from us, and every client's call waits until that one leaves. So before a large inline
-/// reply, the bus is asked what it holds (its `Debug.Stats`, which dbus-daemon has): a client
+/// reply, the bus is asked what it holds (``BusStatistics``): a client
 /// whose earlier replies wait unread past ``perClient`` bytes gets `QuotaExceeded` (a small
 /// error) instead of more data; and once ours held in the bus pass `max-unread-bytes` (several such
 /// clients), so does any client that is behind with its reading at all (``behind``). A client
 /// that reads its replies has next to nothing waiting, and is never refused.
 ///
 /// Small replies are not looked at (each check is a round trip to the bus): a client must make
-/// millions of calls to pile up a gigabyte of them. Where the bus has no such statistics
-/// (dbus-broker, which bounds what a peer may queue on its own), nothing is checked.
+/// millions of calls to pile up a gigabyte of them. Where the bus has no such statistics,
+/// nothing is checked.
 final class UnreadReplies: Sendable {
     /// Replies of at least this many bytes are checked.
     static let checkedSize = 64 * 1024
@@ -31,8 +29,6 @@ final class UnreadReplies: Sendable {
     static let behind: UInt64 = 1 << 20
 
     private struct State {
-        /// Whether the bus answered without statistics: then nothing is checked any more.
-        var unavailable = false
         /// Bytes each client may still be sent before the bus is asked again: what it was
         /// found to have waiting left room for, up to ``behind``.
         var allowance: [String: UInt64] = [:]
@@ -43,12 +39,10 @@ final class UnreadReplies: Sendable {
     }
 
     private let state = Mutex(State())
-    private let connection: Connection
-    private let logger: Logger
+    private let statistics: BusStatistics
 
-    init(connection: Connection, logger: Logger, overall: UInt64) {
-        self.connection = connection
-        self.logger = logger
+    init(statistics: BusStatistics, overall: UInt64) {
+        self.statistics = statistics
         self.overall = overall
     }
 
@@ -78,8 +72,8 @@ final class UnreadReplies: Sendable {
     /// Nil when a reply of `size` bytes to `client` may go (counted against its allowance, the
     /// bus asked when that is spent), else the error to answer with.
     private func admit(_ size: UInt64, to client: String) async -> PasteboardError? {
+        if statistics.isUnavailable { return nil }
         let spent = state.withLock { state -> Bool in
-            guard !state.unavailable else { return true }
             let left = state.allowance[client, default: 0]
             guard left >= size else { return false }
             state.allowance[client] = left - size
@@ -88,15 +82,15 @@ final class UnreadReplies: Sendable {
         if spent { return nil }
         let waiting: UInt64
         var overFull = false
-        do throws(DBusError) {
-            waiting = try await connection.heldBytes(of: client).outgoing
+        do throws(BusStatistics.Failure) {
+            waiting = try await statistics.waiting(for: client)
             // What the bus holds of ours matters only for a client behind with its reading:
             // one that reads, the usual case, costs one question.
             if waiting > Self.behind, waiting + size <= Self.perClient {
-                overFull = try await connection.heldBytes(of: connection.uniqueName).incoming + size > overall
+                overFull = try await statistics.heldOfOurs() + size > overall
             }
         } catch {
-            noteUnavailable(error)
+            // Unanswered, this one reply goes unchecked.
             return nil
         }
         if waiting + size > Self.perClient || overFull {
@@ -108,25 +102,5 @@ final class UnreadReplies: Sendable {
             state.allowance[client] = waiting + size < Self.behind ? Self.behind - waiting - size : 0
         }
         return nil
-    }
-
-    /// Whether `error`, answering `GetConnectionStats`, says the bus has no statistics for us
-    /// (or does not let us read them), rather than that this one question failed.
-    static func meansNoStatistics(_ error: DBusError) -> Bool {
-        ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
-         "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown"].contains(error.name)
-    }
-
-    /// A bus without statistics, or that does not let us read them, is not asked again; any
-    /// other failure (a busy bus's timeout) lets this one reply go unchecked.
-    private func noteUnavailable(_ error: DBusError) {
-        guard Self.meansNoStatistics(error) else { return }
-        let first = state.withLock { state in
-            defer { state.unavailable = true }
-            return !state.unavailable
-        }
-        if first {
-            logger.notice("the bus does not tell what waits unread for each client (\(error.name)): large replies go unchecked")
-        }
     }
 }
