@@ -46,7 +46,7 @@ struct CountedMessageTests {
         #expect(CountedMessage(try signal([.string("a"), .uint64(0)])) == nil)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aCopyTravelsTheBusWithItsNumber() async throws {
         let bus = try TestBus()
         let sender = try Connection.connect(address: bus.address)

@@ -5,7 +5,7 @@ import TestSupport
 /// Which received signals a subscription gets: the rule's fields and `arg0`, checked by the
 /// connection as well as by the bus.
 struct MatchRuleTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func onlySignalsFittingEveryFieldOfTheRuleArrive() async throws {
         let bus = try TestBus()
         let sender = try Connection.connect(address: bus.address)
@@ -47,7 +47,7 @@ struct MatchRuleTests {
     /// A quote is escaped wherever it is, also as the first scalar of a character with a
     /// combining mark (the bus reads the quote's byte as one): the rule is accepted and matches
     /// the name exactly.
-    @Test(.timeLimit(.minutes(1)), arguments: ["it's", "a'\u{301}b", "''", "'"])
+    @Test(.timeLimit(.minutes(5)), arguments: ["it's", "a'\u{301}b", "''", "'"])
     func quotesInAnArgumentAreEscaped(name: String) async throws {
         #expect(MatchRule(arg0: name).string == "type='signal',arg0='" + name.unicodeScalars.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'")
         let bus = try TestBus()

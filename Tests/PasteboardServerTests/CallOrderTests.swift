@@ -78,7 +78,7 @@ struct CallOrderTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func anotherClientsReadsAreAnsweredWhileAWriteWaitsForTheStore() async throws {
         let h = try await Harness()
         _ = try await h.write(text: "settled", to: "other")

@@ -17,7 +17,7 @@ struct CommitLogTests {
         return (count, String(decoding: data, as: UTF8.self))
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aWriteAnsweredWhileTheStoreIsHeldSurvivesKill9() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
@@ -41,7 +41,7 @@ struct CommitLogTests {
         #expect(try await h.write(text: "three", to: "p") == 3)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func everyPartOfARecordedChangeComesBack() async throws {
         let h = try await Harness()
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
@@ -80,7 +80,7 @@ struct CommitLogTests {
         #expect(try await h.listPasteboards() == ["cleared", "mixed", "promised", "secret"])
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aChangeTheDatabaseAlreadyHasIsNotAppliedAgain() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
@@ -104,7 +104,7 @@ struct CommitLogTests {
         #expect(counts == [3, 2, 1])
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aDamagedRecordIsLeftOutAndReported() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
@@ -133,7 +133,7 @@ struct CommitLogTests {
     /// The bytes past the log's last record are older records, holding clipboard data clients
     /// chose: the server writes a zero length after each record before the record, so that no
     /// run of those bytes can ever be read as a record of its own.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func theLogsEndIsMarkedOverWhateverLayBeyondIt() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)

@@ -58,7 +58,7 @@ struct FailedCommitTests {
     /// database before it is answered.
     static let takesTheQueue = [UInt8](repeating: 0x78, count: 70_000)
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aLateAnswerOfAFailedBatchIsTheFailure() async throws {
         let h = try await Harness(limits: ["provider-timeout-ms=60000"])
         #expect(try await h.write(text: "committed", to: "p") == 1)
@@ -92,7 +92,7 @@ struct FailedCommitTests {
         #expect(try await h.readData("text/plain;charset=utf-8", in: "p").data == Array("committed".utf8))
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func anExpiryThatCannotBeSavedIsTriedAgain() async throws {
         let h = try await Harness()
         let signals = try await h.recordSignals()

@@ -27,7 +27,7 @@ struct LimitTests {
     /// process may hold a quarter of them over all its connections: a process starting
     /// transfers it never feeds (each waits for the idle timeout) leaves room for the others,
     /// however many connections it opens. Refusals come at once, and change nothing.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func maxTransfersIsSharedAmongClientProcesses() async throws {
         let h = try await Harness(limits: ["max-transfers=8"])
         try await h.write(text: "kept")

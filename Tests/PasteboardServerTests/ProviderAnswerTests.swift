@@ -9,7 +9,7 @@ import TestSupport
 /// the serial of the server's `Provide` call go by), stamping the true sender on it: the server
 /// takes a `Provide` answer only from the unique name it called.
 struct ProviderAnswerTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func anotherClientsReplyIsNotTheWritersAnswer() async throws {
         let h = try await Harness()
         let writer = try h.connect()

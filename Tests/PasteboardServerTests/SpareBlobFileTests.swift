@@ -18,7 +18,7 @@ struct SpareBlobFileTests {
         try FileManager.default.contentsOfDirectory(atPath: blobs(h)).filter { $0.hasPrefix("spare-") }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aFileReusedForSmallerDataHoldsExactlyThatData() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
         let first = Self.bytes(3 << 20, seed: 1), second = Self.bytes(2 << 20, seed: 2), third = Self.bytes((3 << 19) + 5, seed: 3)
@@ -72,7 +72,7 @@ struct SpareBlobFileTests {
             .count
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aPipeOfUnknownLengthOverwritesTheSpareToo() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
         #expect(try await h.writeFd([[(Self.type, try Descriptors.file(Self.bytes(2 << 20, seed: 8)))]], to: "big") == 1)
@@ -93,7 +93,7 @@ struct SpareBlobFileTests {
         #expect(try Self.blobNames(withInode: spareInode, h) == 1, "the spare was not overwritten")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aFileAReaderStillHoldsIsNeverOverwritten() async throws {
         let h = try await Harness(limits: ["history-depth=0"])
         let first = Self.bytes(2 << 20, seed: 4)

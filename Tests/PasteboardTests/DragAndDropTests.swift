@@ -42,7 +42,7 @@ struct DragAndDropTests {
         #expect(try await drag.types == nil)
     }
 
-    @Test("a 64 MiB file dragged from another process arrives byte-exact, through file descriptors", .timeLimit(.minutes(3)))
+    @Test("a 64 MiB file dragged from another process arrives byte-exact, through file descriptors", .timeLimit(.minutes(5)))
     func peerDragsLargeFile() async throws {
         let world = try await World()
         let drag = world.pasteboard(.drag)

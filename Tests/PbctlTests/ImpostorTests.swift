@@ -24,7 +24,7 @@ struct ImpostorTests {
         throw TestSupportError("process \(pid) did not connect to the bus")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aChangedSentStraightToAWatcherIsNotAChange() async throws {
         let world = try await PbctlHarness()
         let watcher = try world.watch("watch")
@@ -49,7 +49,7 @@ struct ImpostorTests {
 
     /// A paste waiting for a slow provider, answered meanwhile for every serial it can have
     /// used: it prints the provider's data.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aReplyFromAnotherClientIsNotThePaste() async throws {
         let world = try await PbctlHarness()
         let writer = try Connection.connect(address: world.bus.address)

@@ -30,7 +30,7 @@ struct WatchTests {
 
     /// `pbctl watch | head -n 1`: once the reader has gone, the watch ends at once, without
     /// waiting for a second change to find the pipe closed.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func endsWhenItsReaderGoes() async throws {
         let world = try await PbctlHarness()
         let pbctl = try Paths.product("pbctl")
