@@ -117,13 +117,13 @@ struct UnreadRepliesTests {
     }
 
     /// A listener that subscribes to `Changed` and never reads: once the bus holds
-    /// `max-unread-bytes` of the server's signals for it (16 MiB here), changes announcing
+    /// `max-unread-bytes` of the server's signals for it (4 MiB here), changes announcing
     /// large sets of type names are refused, so the bus never reaches the point where it stops
     /// reading the server; ordinary changes go on, and once the listener leaves, large ones are
     /// taken again.
     @Test(.timeLimit(.minutes(5)))
     func aListenerThatDoesNotReadHoldsUpLargeAnnouncementsOnly() async throws {
-        let harness = try await Harness(limits: ["max-unread-bytes=16M"])
+        let harness = try await Harness(limits: ["max-unread-bytes=4M"])
         var deaf: DeafClient? = try DeafClient(address: harness.bus.address)
         try deaf?.send(try Message.methodCall(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", method: "AddMatch",
@@ -139,7 +139,7 @@ struct UnreadRepliesTests {
         let transient: [(String, DBusValue)] = [("transient", .boolean(true))]
         var written = 0
         var refusal: DBus.DBusError?
-        while written < 400, refusal == nil {
+        while written < 300, refusal == nil {
             do throws(DBus.DBusError) {
                 _ = try await harness.call("WriteItems", [.string("wide"), Harness.inlineItems(items), Harness.options(transient)])
                 written += 1
@@ -147,14 +147,14 @@ struct UnreadRepliesTests {
                 refusal = error
             }
         }
-        // 16 MiB is 80 such signals; asked every MiB (5 of them), the bus says so a little
-        // after (how much after depends on how busy the machine is: the bound is far below the
-        // bus's gigabyte all the same).
+        // 4 MiB is 21 such signals; asked every 256 KiB, the bus says so a little after (how
+        // much after depends on how busy the machine is: the bound is far below the bus's
+        // gigabyte all the same).
         let refused = try #require(refusal, "\(written) writes announcing 195 KiB each, none refused")
         #expect(refused.name == Harness.errorPrefix + "QuotaExceeded" && refused.message.contains("type names"), "\(refused)")
-        #expect(written >= 80 && written < 320, "refused after \(written) writes")
+        #expect(written >= 21 && written < 200, "refused after \(written) writes")
         let held = try await harness.client.heldBytes(of: try await harness.client.nameOwner(Harness.busName) ?? "").incoming
-        #expect(held > 16 << 20 && held < 64 << 20, "the bus holds \(held) bytes of the server's")
+        #expect(held > 4 << 20 && held < 40 << 20, "the bus holds \(held) bytes of the server's")
 
         // Ordinary changes and reads go on, at once.
         let started = ContinuousClock.now
