@@ -11,8 +11,8 @@ import Synchronization
 /// of signals, the bus is asked (``BusStatistics``, as ``UnreadReplies`` does) what it holds
 /// of ours; past `max-unread-bytes`, the service refuses changes with large announcements
 /// (``AnnouncementBacklog``), and the bus is asked again every ``recheck`` until the listener
-/// has read or left. Ordinary changes, whose
-/// signals are a few hundred bytes, go on: a gigabyte of them takes millions of writes.
+/// has read or left. Ordinary changes, whose signals are a few hundred bytes, go on: a
+/// gigabyte of them takes millions of writes.
 final class ChangedBacklogWatch: Sendable {
     /// What the bus may hold of ours before large announcements are refused.
     private let full: UInt64
