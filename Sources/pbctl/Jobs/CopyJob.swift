@@ -32,8 +32,11 @@ struct CopyJob: Job {
     func run() async throws {
         // The name first: a bad one is the error, whatever the input.
         try Session.check(target)
+        // Not closed here: when the server refuses a streamed copy, the thread reading the input
+        // may still be in a read of it while this returns, and a descriptor closed under it
+        // made it fail ("Bad file descriptor", 74) in the server's refusal's place (65). pbctl
+        // ends with this command, and the descriptor with it.
         let input = try openInput()
-        defer { if input != 0 { close(input) } }
         var options = PasteboardWriteOptions(concealed: concealed, transient: transient)
         // Past what 64 bits of milliseconds hold is never, as the server takes it.
         options.expiresInMilliseconds = expires.map { $0 * 1000 < Double(UInt64.max) ? UInt64(($0 * 1000).rounded(.up)) : .max }
@@ -117,8 +120,8 @@ struct CopyJob: Job {
             return try await stream(head, then: [input], types: binary, to: server, options: options)
         }
         let limit = try await server.limit("max-item-bytes") ?? .max
+        // Left open, as the input is (see ``run()``): a thread may still be streaming it.
         let spool = try Self.spool(head, then: input, scanner: scanner, limit: limit, inMemory: options.concealed || options.transient)
-        defer { close(spool.fd) }
         switch spool.end {
         case .whole(let isText):
             let types = [TypeSniffer.sniff(head, isText: isText)]
@@ -168,9 +171,11 @@ struct CopyJob: Job {
                     switch copied {
                     case .readFailed(let error):
                         // Leaving with the pipe open: the server stores nothing whose writer
-                        // left the bus without closing it.
+                        // left the bus without closing it. `_exit`, not `exit`: the main thread
+                        // may be ending pbctl at the same moment, and exit's clean-up is not
+                        // for two threads at once.
                         Output.error("cannot read the input: \(String(cString: strerror(error)))")
-                        exit(ExitStatus.ioError.rawValue)
+                        _exit(ExitStatus.ioError.rawValue)
                     case .all(let count), .stopped(let count):
                         total += count
                     case .writeFailed:
