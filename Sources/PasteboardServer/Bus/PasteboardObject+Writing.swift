@@ -53,17 +53,13 @@ extension PasteboardObject {
             } catch {
                 return fail(call, error)
             }
-            // Files only, and not owner-only: nothing to ask the bus, no round trip.
-            guard !write.endsAreFinal || write.options.ownerOnly else {
-                return commit(write, for: call, writerLeft: false, pid: nil)
-            }
-            Task {
-                // A file's end is its size, whoever is left; a pipe's may be its writer dying.
-                let writerLeft = write.endsAreFinal ? false : await hasLeft(call.sender)
-                // An unknown writer process (0) can read nothing back: owner-only fails closed.
-                let pid = write.options.ownerOnly ? (await processIDs.pid(of: call.sender, on: connection) ?? 0) : nil
-                commit(write, for: call, writerLeft: writerLeft, pid: pid)
-            }
+            // The writer's process was asked when the transfer was counted in. An unknown one
+            // (0) can read nothing back: owner-only fails closed.
+            let pid = write.options.ownerOnly ? (client.processID ?? 0) : nil
+            // A file's end is its size, whoever is left: nothing to ask the bus.
+            guard !write.endsAreFinal else { return commit(write, for: call, writerLeft: false, pid: pid) }
+            // A pipe's end may be its writer dying.
+            Task { commit(write, for: call, writerLeft: await hasLeft(call.sender), pid: pid) }
         }
     }
 

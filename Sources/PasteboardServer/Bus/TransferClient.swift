@@ -5,4 +5,9 @@
 enum TransferClient: Hashable, Sendable {
     case process(UInt32)
     case connection(String)
+
+    /// The client's process, when the bus named it (what owner-only data is kept for).
+    var processID: UInt32? {
+        if case .process(let pid) = self { pid } else { nil }
+    }
 }
