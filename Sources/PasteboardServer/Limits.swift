@@ -56,8 +56,8 @@ public struct Limits: Sendable, Equatable {
         "max-request-types": 1024,
         // What the bus may hold of the server's messages that clients have not read (the
         // session bus stops reading a sender at 1 GB), before clients behind with their
-        // reading get no more large replies and large announcements wait (UnreadReplies,
-        // ChangedBacklogWatch).
+        // reading get no more large replies and large announcements are refused
+        // (UnreadReplies, ChangedBacklogWatch).
         "max-unread-bytes": 256 << 20,
     ]
 

@@ -8,11 +8,11 @@ import Synchronization
 /// A client that sends hundreds of `ReadData` calls for megabytes each and never reads the
 /// answers piles our replies up in the bus; once they reach the limit, the bus reads nothing
 /// more from us, and every client's call waits until that one leaves. So before a large inline
-/// reply, the bus is asked what it holds (``BusStatistics``): a client
-/// whose earlier replies wait unread past ``perClient`` bytes gets `QuotaExceeded` (a small
-/// error) instead of more data; and once ours held in the bus pass `max-unread-bytes` (several such
-/// clients), so does any client that is behind with its reading at all (``behind``). A client
-/// that reads its replies has next to nothing waiting, and is never refused.
+/// reply, the bus is asked what it holds (``BusStatistics``): a client whose earlier replies
+/// wait unread past ``perClient`` bytes gets `QuotaExceeded` (a small error) instead of more
+/// data; and once ours held in the bus pass `max-unread-bytes` (several such clients), so does
+/// any client that is behind with its reading at all (``behind``). A client that reads its
+/// replies has next to nothing waiting, and is never refused.
 ///
 /// Small replies are not looked at (each check is a round trip to the bus): a client must make
 /// millions of calls to pile up a gigabyte of them. Where the bus has no such statistics,

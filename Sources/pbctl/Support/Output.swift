@@ -6,8 +6,9 @@ import Glibc
 /// reaches a pipe at once.
 ///
 /// Output that cannot be written ends pbctl: quietly with status 0 when the reader has gone
-/// (`pbctl watch | head -1`, as SIGPIPE would, which libdbus ignores), else with a message and
-/// status 74, so that `pbctl paste > file` on a full disk is not taken for a success.
+/// (`pbctl list | head -1`; pbctl ignores SIGPIPE from its start, see ``Entry``), else with a
+/// message and status 74, so that `pbctl paste > file` on a full disk is not taken for a
+/// success.
 enum Output {
     static func line(_ text: String) {
         toStdout(Array((text + "\n").utf8))
