@@ -60,14 +60,7 @@ struct UnreadRepliesTests {
         let harness = try await Harness()
         let megabyte = [UInt8](repeating: 0x61, count: 1 << 20)
         _ = try await harness.write([[("application/octet-stream", megabyte)]])
-        let before = Set(try await Self.names(harness))
-        let deaf = try DeafClient(address: harness.bus.address)
-        var joined: String?
-        _ = try await eventually {
-            joined = Set(try await Self.names(harness)).subtracting(before).first
-            return joined != nil
-        }
-        let deafName = try #require(joined)
+        let (deaf, deafName) = try await Self.deafClient(on: harness)
 
         // 150 MiB asked for, none of it read.
         let held = try await Self.askWithoutReading(150, deaf, deafName, harness)
@@ -93,15 +86,9 @@ struct UnreadRepliesTests {
         var deaf: [DeafClient] = []
         var heldByEach: [UInt64] = []
         for _ in 0..<2 {
-            let before = Set(try await Self.names(harness))
-            let client = try DeafClient(address: harness.bus.address)
+            let (client, name) = try await Self.deafClient(on: harness)
             deaf.append(client)
-            var joined: String?
-            _ = try await eventually {
-                joined = Set(try await Self.names(harness)).subtracting(before).first
-                return joined != nil
-            }
-            heldByEach.append(try await Self.askWithoutReading(70, client, try #require(joined), harness))
+            heldByEach.append(try await Self.askWithoutReading(70, client, name, harness))
         }
         // The first fills its own 64 MiB (give or take the replies on their way when the bus
         // was asked).
@@ -169,6 +156,19 @@ struct UnreadRepliesTests {
             (try? await harness.call("WriteItems", [.string("wide"), Harness.inlineItems(items), Harness.options(transient)])) != nil
         }
         #expect(takenAgain, "a large announcement is taken again once the listener has gone")
+    }
+
+    /// A new ``DeafClient`` and its unique name, told by the names the bus lists once it has
+    /// joined (it reads nothing, not even the answer to its `Hello`).
+    static func deafClient(on harness: Harness) async throws -> (client: DeafClient, name: String) {
+        let before = Set(try await names(harness))
+        let client = try DeafClient(address: harness.bus.address)
+        var joined: String?
+        _ = try await eventually {
+            joined = Set(try await names(harness)).subtracting(before).first
+            return joined != nil
+        }
+        return (client, try #require(joined))
     }
 
     /// Sends `count` `ReadData` calls of `general`'s item from `deaf` (the bus name `name`)
