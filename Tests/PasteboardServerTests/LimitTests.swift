@@ -89,6 +89,35 @@ struct LimitTests {
         withExtendedLifetime(connections) {}
     }
 
+    /// A transfer's slot is free by the time it is answered: a client that sends its next
+    /// `WriteItemsFd` on the answer to the last, holding one at a time, is never refused
+    /// (here it may hold one: a quarter of two). A call wrong in itself is refused for what
+    /// is wrong with it, never counted in.
+    @Test(.timeLimit(.minutes(5)))
+    func aClientHoldingOneTransferAtATimeIsNeverRefused() async throws {
+        let h = try await Harness(limits: ["max-transfers=2"])
+        let directory = FileManager.default.temporaryDirectory.path
+        var refusals: [String] = []
+        for round in 0..<150 {
+            // Answered on the service queue (a file), on a task (a pipe), and failed on the
+            // transfer thread (a directory reads as nothing).
+            do {
+                _ = try await h.writeFd([[("text/plain", try Descriptors.file([UInt8(round & 0x7f)]))]], to: "file")
+                _ = try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: [1, 2]))]], to: "pipe")
+            } catch {
+                refusals.append("\(round): \(error)")
+            }
+            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            try #require(fd >= 0)
+            let failed = await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("dir"), Harness.descriptorItems([[("text/plain", UnixFileDescriptor(owning: fd))]]), Harness.options([])])
+            if failed?.name != Harness.errorPrefix + "InvalidArgument" { refusals.append("\(round): \(String(describing: failed))") }
+            if refusals.count > 3 { break }
+        }
+        #expect(refusals.isEmpty, "\(refusals)")
+        #expect(try await h.changeCount("file") == 150)
+        #expect(try await h.changeCount("dir") == 0)
+    }
+
     @Test func maxInlineBytesBoundsReadDataAndReadBest() async throws {
         let h = try await Harness(limits: ["max-inline-bytes=1024"])
         let big = Self.bytes(5000, seed: 7)

@@ -91,9 +91,9 @@ struct SharedStoreTests {
         let writer = try Connection.connect(address: hosts.a.bus.address)
         defer { writer.close() }
         // B is held still while A makes the changes: it then hears of all of them at once.
-        let b = try #require(hosts.b.server?.processIdentifier)
-        kill(b, SIGSTOP)
-        defer { kill(b, SIGCONT) }
+        let b = try #require(hosts.b.server)
+        b.send(SIGSTOP)
+        defer { b.send(SIGCONT) }
         for index in 1...30 {
             let type = index % 2 == 0 ? "text/html" : "text/plain"
             _ = try await writer.call(
@@ -103,7 +103,7 @@ struct SharedStoreTests {
                     .dictionary(key: "s", value: "v", []),
                 ])
         }
-        kill(b, SIGCONT)
+        b.send(SIGCONT)
         let lines = try await watcher.waitForLines(primed + 30)
         #expect(Array(lines.dropFirst(primed)) == (1...30).map { index in
             "{\"name\":\"burst\",\"count\":\(start + UInt64(index)),\"types\":[\"\(index % 2 == 0 ? "text/html" : "text/plain")\"]}"
@@ -144,8 +144,8 @@ struct SharedStoreTests {
         _ = try await listener.call(
             destination: "org.pasteboardd.Pasteboard1", path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1",
             method: "ChangeCount", arguments: [.string("gone")])
-        let b = try #require(hosts.b.server?.processIdentifier)
-        kill(b, SIGSTOP)
+        let b = try #require(hosts.b.server)
+        b.send(SIGSTOP)
         var expected: [String] = []
         for index in 1...100 {
             let count = start + UInt64(index)
@@ -161,7 +161,7 @@ struct SharedStoreTests {
                 expected.append("Changed gone \(count) [\"\(type)\"]")
             }
         }
-        kill(b, SIGCONT)
+        b.send(SIGCONT)
         _ = await eventually { received.withLock { $0.count } >= expected.count }
         // Time for any signal too many (a change announced twice) to arrive.
         try await Task.sleep(for: .milliseconds(300))
@@ -203,15 +203,15 @@ struct SharedStoreTests {
         let hosts = try await TwoHosts()
         let (watcher, primed, start) = try await hosts.watchOnB("retried")
         defer { watcher.stop() }
-        let b = try #require(hosts.b.server?.processIdentifier)
-        kill(b, SIGSTOP)
+        let b = try #require(hosts.b.server)
+        b.send(SIGSTOP)
         expectSuccess(try await hosts.a.pbctl("-p", "retried", "copy", input: "written on A"))
         let database = hosts.database
         let locker = Task { try await database.query("BEGIN; LOCK TABLE pasteboards IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(12); COMMIT") }
         #expect(await eventually {
             (try? await database.query("SELECT count(*) FROM pg_locks WHERE relation = 'pasteboards'::regclass AND mode = 'AccessExclusiveLock' AND granted")) == "1\n"
         })
-        kill(b, SIGCONT)
+        b.send(SIGCONT)
         _ = try await locker.value
         #expect(try await hosts.b.waitForCount(of: "retried", above: start, timeout: .seconds(40)) == start + 1)
         let lines = try await watcher.waitForLines(primed + 1)
@@ -416,16 +416,16 @@ struct SharedStoreTests {
         _ = try await hosts.b.waitForCount(of: "gone", above: 1)
         // B is held still while its listening connection is cut and A makes the changes: no
         // notification reaches it, and it finds the connection gone when it runs again.
-        let b = try #require(hosts.b.server?.processIdentifier)
-        kill(b, SIGSTOP)
-        defer { kill(b, SIGCONT) }
+        let b = try #require(hosts.b.server)
+        b.send(SIGSTOP)
+        defer { b.send(SIGCONT) }
         _ = try await hosts.database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")
         for index in 1...5 {
             expectSuccess(try await hosts.a.pbctl("-p", "gap", "copy", "-t", index % 2 == 0 ? "text/html" : "text/plain", input: "\(index)"))
         }
         expectSuccess(try await hosts.a.pbctl("-p", "gone", "remove"))
         expectSuccess(try await hosts.a.pbctl("-p", "gone", "copy", input: "new"))
-        kill(b, SIGCONT)
+        b.send(SIGCONT)
         let lines = try await watcher.waitForLines(primed + 5)
         #expect(Array(lines.dropFirst(primed)) == (1...5).map { index in
             "{\"name\":\"gap\",\"count\":\(start + UInt64(index)),\"types\":[\"\(index % 2 == 0 ? "text/html" : "text/plain")\"]}"

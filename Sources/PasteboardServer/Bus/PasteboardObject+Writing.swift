@@ -27,31 +27,32 @@ extension PasteboardObject {
 
     /// Reads every descriptor on a transfer thread, then commits on the service queue.
     func writeItemsFd(_ call: MethodCall, _ arguments: [DBusValue]) {
+        let request: DescriptorRequest
+        do throws(PasteboardError) {
+            request = try DescriptorRequest(arguments)
+        } catch {
+            return fail(call, error)
+        }
         // The process is asked of the bus once per client; until it answers, nothing is read.
-        if let pid = processIDs.remembered(call.sender) { return transfer(call, arguments, for: .process(pid)) }
+        if let pid = processIDs.remembered(call.sender) { return transfer(call, request, for: .process(pid)) }
         Task {
             let pid = await processIDs.pid(of: call.sender, on: connection)
-            transfer(call, arguments, for: pid.map { .process($0) } ?? .connection(call.sender))
+            transfer(call, request, for: pid.map { .process($0) } ?? .connection(call.sender))
         }
     }
 
     /// Counts the transfer in for `client`, then reads every descriptor on a thread of its own.
-    private func transfer(_ call: MethodCall, _ arguments: [DBusValue], for client: TransferClient) {
+    private func transfer(_ call: MethodCall, _ request: DescriptorRequest, for client: TransferClient) {
         if let refusal = admitTransfer(for: client) { return fail(call, refusal) }
         Thread.detachNewThread { [self] in
-            defer { releaseTransfer(of: client) }
+            let read = Result { () throws(PasteboardError) in try self.read(request) }
+            // The slot is free before anything is answered: a client that starts its next
+            // transfer on this one's answer must not find it still taken.
+            releaseTransfer(of: client)
             let write: DescriptorWrite
-            do throws(PasteboardError) {
-                let name = try Arguments.name(arguments[0])
-                let options = try Arguments.writeOptions(arguments[2])
-                let read = try descriptorItems(arguments[1], payloads: service.payloads.volatile(options.isVolatile))
-                // Large data goes to a shared store from here, not from the service queue.
-                if let shared = service.shared, !options.isVolatile, !options.ownerOnly {
-                    do { try shared.upload(read.items) } catch { throw service.saveFailed(error, names: [name]) }
-                }
-                write = DescriptorWrite(name: name, items: read.items, options: options, endsAreFinal: read.endsAreFinal)
-            } catch {
-                return fail(call, error)
+            switch read {
+            case .success(let done): write = done
+            case .failure(let error): return fail(call, error)
             }
             // The writer's process was asked when the transfer was counted in. An unknown one
             // (0) can read nothing back: owner-only fails closed.
@@ -61,6 +62,17 @@ extension PasteboardObject {
             // A pipe's end may be its writer dying.
             Task { commit(write, for: call, writerLeft: await hasLeft(call.sender), pid: pid) }
         }
+    }
+
+    /// Reads every descriptor of `request` (on a transfer thread), and with a shared store
+    /// uploads what is large.
+    private func read(_ request: DescriptorRequest) throws(PasteboardError) -> DescriptorWrite {
+        let read = try descriptorItems(request.items, payloads: service.payloads.volatile(request.options.isVolatile))
+        // Large data goes to a shared store from here, not from the service queue.
+        if let shared = service.shared, !request.options.isVolatile, !request.options.ownerOnly {
+            do { try shared.upload(read.items) } catch { throw service.saveFailed(error, names: [request.name]) }
+        }
+        return DescriptorWrite(name: request.name, items: read.items, options: request.options, endsAreFinal: read.endsAreFinal)
     }
 
     /// How many of `max-transfers` one client process may hold at once: a quarter (at least
@@ -141,28 +153,10 @@ extension PasteboardObject {
 
     /// The items of `WriteItemsFd`, each descriptor read to its end, and whether every one was
     /// a file. The same open file given for several types is read once and offered under each.
-    func descriptorItems(_ value: DBusValue, payloads: PayloadWriter) throws(PasteboardError) -> (items: [Item], endsAreFinal: Bool) {
+    func descriptorItems(_ requested: [[(type: PasteboardType, fd: UnixFileDescriptor)]], payloads: PayloadWriter) throws(PasteboardError) -> (items: [Item], endsAreFinal: Bool) {
         let reader = DescriptorReader(
             payloads: payloads, maxBytes: service.limits.maxItemBytes,
             idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
-        // Every type and descriptor is checked before any is read: reading one may wait up to
-        // the idle timeout, which a call wrong further on must not cost.
-        var requested: [[(type: PasteboardType, fd: UnixFileDescriptor)]] = []
-        for (index, element) in (value.arrayValue ?? []).enumerated() {
-            var representations: [(type: PasteboardType, fd: UnixFileDescriptor)] = []
-            for (key, descriptor) in element.dictionaryEntries ?? [] {
-                let type = try Arguments.type(key)
-                guard let fd = descriptor.fileDescriptorValue else { throw .invalidArgument("item \(index) has no descriptor for \(type)") }
-                // An `h` is an index into the descriptors sent with the message; one past them
-                // reads as -1, which `poll` would ignore until the idle timeout, holding a
-                // transfer slot all that time.
-                guard fd.rawValue >= 0 else {
-                    throw .invalidArgument("item \(index) names a descriptor for \(type) that the call did not carry")
-                }
-                representations.append((type, fd))
-            }
-            requested.append(representations)
-        }
         var alreadyRead: [FileIdentity: Payload] = [:]
         var items: [Item] = []
         var endsAreFinal = true
