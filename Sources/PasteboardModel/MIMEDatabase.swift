@@ -201,10 +201,20 @@ public struct MIMEDatabase: Sendable {
         let offered = type.isMIME ? Self.resolve(type.essence, in: canonicalByAlias) : type.essence
         let wanted = other.isMIME ? Self.resolve(other.essence, in: canonicalByAlias) : other.essence
         if offered == wanted, type.isMIME == other.isMIME { return 0 }
-        if other.isMIME, wanted == Self.octetStream {
+        if other.isMIME, wanted == Self.octetStream || wanted == Self.anyType {
             return Self.octetStreamDistance
         }
         guard type.isMIME, other.isMIME else { return nil }
+        // A media type's wildcard (`image/*`) is a supertype of every type of that media type,
+        // as xdgmime and GIO's `g_content_type_is_a` read it: "any image" in one request.
+        if let media = Self.wildcardMedia(wanted) {
+            if Self.media(of: offered) == media || Self.media(of: type.essence) == media { return 1 }
+            // Or one of its supertypes is of that media type, or is the wildcard itself (a type
+            // declared `--conforms-to public.image`).
+            return ancestors(ofEssence: offered).compactMap { ancestor, steps in
+                ancestor == wanted ? steps : Self.media(of: ancestor) == media ? steps + 1 : nil
+            }.min()
+        }
         var distance = ancestors(ofEssence: offered)[wanted]
         // An alias outside text/* of a text/* spelling (text/rtf → application/rtf) is still text.
         if wanted == Self.plainText, type.essence.hasPrefix("text/") {
@@ -218,6 +228,23 @@ public struct MIMEDatabase: Sendable {
     }
 
     static let octetStream = "application/octet-stream"
+    /// Any type at all, as `application/octet-stream` is asked for.
+    static let anyType = "*/*"
+
+    /// `image` of `image/*`; nil for a type that is no wildcard.
+    static func wildcardMedia(_ essence: String) -> Substring? {
+        guard essence.hasSuffix("/*") else { return nil }
+        return essence.dropLast(2)
+    }
+
+    /// The media types of the IANA registry, whose wildcards (`image/*`) a declared type may
+    /// conform to.
+    static let standardMedia: Set<Substring> = ["application", "audio", "font", "image", "message", "model", "multipart", "text", "video"]
+
+    /// `image` of `image/png`.
+    static func media(of essence: String) -> Substring {
+        essence.prefix { $0 != "/" }
+    }
     static let plainText = "text/plain"
 
     /// Breadth-first walk up the subclass graph, so each ancestor gets its shortest distance;

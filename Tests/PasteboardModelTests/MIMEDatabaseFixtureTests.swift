@@ -36,6 +36,8 @@ struct MIMEDatabaseFixtureTests {
         application/x-adopted application/x-old-parent
         Image/X-Fancy Image/PNG
         inode/x-special inode/directory
+        application/x-picture image/png
+        application/x-any-picture image/*
         """
 
     static let aliases = """
@@ -79,6 +81,11 @@ struct MIMEDatabaseFixtureTests {
             ("application/x-loop-b", "application/x-loop-a", 2),
             ("application/x-loop-a", "application/x-loop-a", 0),
             ("image/x-fancy", "image/png", 2),
+            // A wildcard's media type through a supertype (as xdgmime reads it), or named
+            // as a parent itself.
+            ("application/x-picture", "image/*", 4),
+            ("application/x-any-picture", "image/*", 2),
+            ("application/x-any-picture", "public.image", 2),
             ("application/x-child;v=1", "application/x-parent", 3),
             ("application/x-child;v=1", "application/x-parent;v=1", 2),
             ("text/anything", "text/plain", 2),

@@ -47,6 +47,15 @@ struct MIMEDatabaseTests {
             ("application/epub+zip", "application/zip", 2),
             ("audio/x-vorbis+ogg", "application/ogg", 4),
             ("inode/mount-point", "inode/directory", 2),
+            ("image/png", "image/*", 2),
+            ("image/svg+xml", "image/*", 2),
+            ("IMAGE/JPEG", "public.image", 2),
+            ("image/png;x=1", "image/*", 3),
+            ("text/rtf", "text/*", 2),
+            ("text/html", "text/*", 2),
+            ("audio/x-vorbis+ogg", "public.audio", 2),
+            ("video/mp4", "public.movie", 2),
+            ("image/*", "image/*", 0),
         ])
     func conforming(offered: String, wanted: String, expected: Int) throws {
         #expect(try distance(offered, wanted) == expected)
@@ -70,6 +79,7 @@ struct MIMEDatabaseTests {
         let steps = try #require(try distance(offered, "application/octet-stream"))
         #expect(steps >= MIMEDatabase.octetStreamDistance)
         #expect(try distance(offered, "public.data") == steps)
+        #expect(try distance(offered, "*/*") == steps)
     }
 
 
@@ -90,6 +100,11 @@ struct MIMEDatabaseTests {
             ("com.example.todo", "com.example.todos"),
             ("text/plain", "com.example.todo"),
             ("application/vnd.example.profile+json", "application/json"),
+            ("text/plain", "image/*"),
+            ("video/mp4", "audio/*"),
+            ("application/pdf", "public.image"),
+            ("com.example.image", "image/*"),
+            ("image/*", "image/png"),
         ])
     func notConforming(offered: String, wanted: String) throws {
         #expect(try distance(offered, wanted) == nil)

@@ -73,6 +73,25 @@ struct TypeDeclarationInstallerTests {
         #expect(again.declarations.all.count == 2)
     }
 
+    /// A format of one's own that is an image (`--conforms-to public.image`): the wildcard
+    /// `image/*` is its parent, and a request for any image matches it.
+    @Test("a declared type may conform to an abstract media type: public.image is image/*")
+    func conformingToAnyImage() throws {
+        let world = try World()
+        try world.installer.declare(TypeDeclaration(identifier: "com.example.sketch", mimeType: "application/vnd.example.sketch", conformsTo: ["public.image"]), scope: .user)
+        #expect(world.text(world.root + "/user/mime/subclasses").contains("application/vnd.example.sketch image/*"))
+        let database = world.installer.currentDatabase()
+        let sketch = try PasteboardType(validating: "application/vnd.example.sketch")
+        #expect(database.conforms(sketch, to: try PasteboardType(validating: "public.image")))
+        #expect(!database.conforms(sketch, to: try PasteboardType(validating: "audio/*")))
+        // A misspelt media type is no media type.
+        #expect {
+            try world.installer.declare(TypeDeclaration(identifier: "com.example.typo", mimeType: "application/vnd.example.typo", conformsTo: ["imag/*"]), scope: .user)
+        } throws: { error in
+            (error as? TypeDeclarationError)?.message.contains("not a type the MIME database knows") == true
+        }
+    }
+
     @Test(
         "conflicting declarations are refused and change nothing",
         arguments: [

@@ -36,7 +36,7 @@ struct TypeDeclarationTests {
             ("com.example.todo", "application/x-todo", [], "conforms to nothing"),
             ("com.example.todo", "application/x-todo", ["application/x-todo"], "itself"),
             ("com.example.todo", "application/x-todo", ["com.example.undeclared"], "declare it first"),
-            ("com.example.todo", "application/x-todo", ["public.image"], "abstract type"),
+            ("com.example.todo", "application/x-todo", ["public.content"], "abstract type"),
             ("com.example.todo", "application/x-todo", ["bad type"], "not a type"),
         ])
     func malformed(identifier: String, mime: String, parents: [String], expected: String) {

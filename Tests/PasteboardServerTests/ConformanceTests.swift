@@ -52,6 +52,30 @@ struct ConformanceTests {
         await h.expectFailure("NoSuchType", "ReadData", [.string("other"), .uint32(0), .string("text/plain"), .uint64(0)])
     }
 
+    /// "Any image": a media type's wildcard (`image/*`, as GIO's `g_content_type_is_a` reads
+    /// one) and Apple's abstract `public.image`, `public.audio` and `public.movie`, which map to
+    /// them, match every type of that media type; `*/*` matches anything.
+    @Test func wildcardsAndAbstractAppleTypesMatchAMediaType() async throws {
+        let h = try await Harness()
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        try await h.write([[("text/html", "<b>x</b>".bytes), ("image/jpeg", [0xFF, 0xD8]), ("image/png", png)]])
+        #expect(try await h.canRead(["image/*"]) == true)
+        #expect(try await h.canRead(["public.image"]) == true)
+        #expect(try await h.canRead(["audio/*"]) == false)
+        #expect(try await h.canRead(["public.movie"]) == false)
+        #expect(try await h.availableType(["public.audio", "public.image", "text/plain"]) == "public.image")
+        #expect(try await h.availableType(["*/*"]) == "*/*")
+        // The item's richest image: its first.
+        #expect(try await h.readBest(["image/*"]) == (1, "image/jpeg", [0xFF, 0xD8]))
+        #expect(try await h.readBest(["public.image"]) == (1, "image/jpeg", [0xFF, 0xD8]))
+        #expect(try await h.readBest(["text/*"]) == (1, "text/html", "<b>x</b>".bytes))
+        // A wildcard is a request, not a type the item has: an exact read finds nothing.
+        await h.expectFailure("NoSuchType", "ReadData", [.string("general"), .uint32(0), .string("image/*"), .uint64(0)])
+        try await h.write([[("audio/ogg", [1])]], to: "sound")
+        #expect(try await h.availableType(["public.image", "public.audio"], in: "sound") == "public.audio")
+        #expect(try await h.canRead(["image/*"], in: "sound") == false)
+    }
+
     @Test func availableTypeAnswersTheRequestedEntryAsGiven() async throws {
         let h = try await Harness()
         try await h.write([[("image/png", [1]), ("text/plain;charset=utf-8", "x".bytes)]])

@@ -114,7 +114,7 @@ struct DeclaredTypeBindingTests {
         }
         #expect(UTType("org.pasteboardd.tests.bad")?.preferredMIMEType == nil)
         #expect {
-            try UTTypeDeclaration.install([UTTypeDeclaration(identifier: "org.pasteboardd.tests.abstract", mimeType: "image/x-tests", conformingTo: [.image])])
+            try UTTypeDeclaration.install([UTTypeDeclaration(identifier: "org.pasteboardd.tests.abstract", mimeType: "image/x-tests", conformingTo: [.content])])
         } throws: { error in
             (error as? TypeDeclarationError)?.kind == .invalid
         }

@@ -221,6 +221,7 @@ public struct TypeDeclarationInstaller: Sendable {
             }
             let isKnown = known.isEmpty || known.contains(parent.essence) || declared.declaration(forMIME: parent) != nil
                 || parent.essence == "text/plain" || parent.essence == "application/octet-stream"
+                || MIMEDatabase.wildcardMedia(parent.essence).map(MIMEDatabase.standardMedia.contains) == true
             guard isKnown else {
                 throw .invalid("\(parent) is not a type the MIME database knows; check its spelling (`pbctl types show \(parent)`), or declare it first")
             }
