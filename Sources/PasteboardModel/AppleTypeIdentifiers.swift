@@ -18,9 +18,10 @@ extension PasteboardType {
     /// - `public.text` becomes `text/plain`, which every `text/*` type conforms to, so a request
     ///   for any text matches any text; `text/plain` reads back as `public.plain-text`.
     /// - `public.data` becomes `application/octet-stream`, which every type conforms to.
-    /// - `public.image`, `public.audio` and `public.movie` (and `public.video`) become the
-    ///   wildcards `image/*`, `audio/*` and `video/*`, which every type of that media type
-    ///   conforms to (``MIMEDatabase``), so a request for "any image" matches a PNG or a JPEG.
+    ///
+    /// Apple's abstract `public.image`, `public.audio`, `public.movie` and `public.video` are
+    /// not listed: no bytes are of those types, so they are kept as written, and asked for they
+    /// stand for the wildcards `image/*`, `audio/*` and `video/*` (``requestWildcards``).
     public static let appleAliases: [(identifier: String, mimeType: String)] = [
         ("public.utf8-plain-text", "text/plain;charset=utf-8"),
         ("public.plain-text", "text/plain"),
@@ -66,10 +67,15 @@ extension PasteboardType {
         ("public.bzip2-archive", "application/x-bzip2"),
         ("org.idpf.epub-container", "application/epub+zip"),
         ("public.data", "application/octet-stream"),
-        ("public.image", "image/*"),
-        ("public.audio", "audio/*"),
-        ("public.movie", "video/*"),
-        ("public.video", "video/*"),
+    ]
+
+    /// Apple's abstract types and the media type's wildcard each stands for when asked for:
+    /// a request for `public.image` is one for `image/*`, which every image satisfies.
+    public static let requestWildcards: [String: String] = [
+        "public.image": "image/*",
+        "public.audio": "audio/*",
+        "public.movie": "video/*",
+        "public.video": "video/*",
     ]
 
     /// Other spellings of MIME types in the table, used only to find an identifier for a MIME

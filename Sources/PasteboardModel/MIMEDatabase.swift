@@ -204,17 +204,19 @@ public struct MIMEDatabase: Sendable {
         if other.isMIME, wanted == Self.octetStream || wanted == Self.anyType {
             return Self.octetStreamDistance
         }
-        guard type.isMIME, other.isMIME else { return nil }
-        // A media type's wildcard (`image/*`) is a supertype of every type of that media type,
-        // as xdgmime and GIO's `g_content_type_is_a` read it: "any image" in one request.
-        if let media = Self.wildcardMedia(wanted) {
+        // A media type's wildcard (`image/*`), or an abstract Apple type standing for one
+        // (`public.image`), is a supertype of every type of that media type, as xdgmime and
+        // GIO's `g_content_type_is_a` read a wildcard: "any image" in one request.
+        let wildcard = other.isMIME ? wanted : PasteboardType.requestWildcards[wanted]
+        if type.isMIME, let wildcard, let media = Self.wildcardMedia(wildcard) {
             if Self.media(of: offered) == media || Self.media(of: type.essence) == media { return 1 }
             // Or one of its supertypes is of that media type, or is the wildcard itself (a type
             // declared `--conforms-to public.image`).
             return ancestors(ofEssence: offered).compactMap { ancestor, steps in
-                ancestor == wanted ? steps : Self.media(of: ancestor) == media ? steps + 1 : nil
+                ancestor == wildcard ? steps : Self.media(of: ancestor) == media ? steps + 1 : nil
             }.min()
         }
+        guard type.isMIME, other.isMIME else { return nil }
         var distance = ancestors(ofEssence: offered)[wanted]
         // An alias outside text/* of a text/* spelling (text/rtf → application/rtf) is still text.
         if wanted == Self.plainText, type.essence.hasPrefix("text/") {

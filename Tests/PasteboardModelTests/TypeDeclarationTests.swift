@@ -37,6 +37,7 @@ struct TypeDeclarationTests {
             ("com.example.todo", "application/x-todo", ["application/x-todo"], "itself"),
             ("com.example.todo", "application/x-todo", ["com.example.undeclared"], "declare it first"),
             ("com.example.todo", "application/x-todo", ["public.content"], "abstract type"),
+            ("com.example.todo", "text/*", ["text/plain"], "wildcard"),
             ("com.example.todo", "application/x-todo", ["bad type"], "not a type"),
         ])
     func malformed(identifier: String, mime: String, parents: [String], expected: String) {

@@ -74,6 +74,11 @@ struct ConformanceTests {
         try await h.write([[("audio/ogg", [1])]], to: "sound")
         #expect(try await h.availableType(["public.image", "public.audio"], in: "sound") == "public.audio")
         #expect(try await h.canRead(["image/*"], in: "sound") == false)
+        // Written, an abstract type is kept as written: no bytes are "an image" of no format.
+        try await h.write([[("public.image", [9])]], to: "abstract")
+        #expect(try await h.types("abstract").types == ["public.image"])
+        #expect(try await h.readData("public.image", in: "abstract") == (1, [9]))
+        #expect(try await h.canRead(["image/*"], in: "abstract") == false)
     }
 
     @Test func availableTypeAnswersTheRequestedEntryAsGiven() async throws {

@@ -27,10 +27,12 @@ import PasteboardModel
 /// `.item`, `.content`, `.image`, `.movie`, `.audio`, `.audiovisualContent`,
 /// `.compositeContent` and the like (`.sourceCode`, `.archive`, `.font`, …) have no MIME type:
 /// no one type of bytes is "an image". Their
-/// ``pasteboardType`` is their identifier, which no other program writes, so match them on the
-/// client with ``conforms(to:)`` (every `image/…` type conforms to `.image`) rather than by
-/// asking the server for `public.image`. `UTType(mimeType: "image/*")` is `.image`, and so on
-/// for `video/*`, `audio/*` and `text/*`; the server does not expand wildcards.
+/// ``pasteboardType`` is their identifier. This library matches them on the client with
+/// ``conforms(to:)`` (every `image/…` type conforms to `.image`), which also knows types
+/// declared in this process; the server reads a request for `public.image`, `public.audio`,
+/// `public.movie` or `public.video` as one for the wildcard `image/*`, `audio/*` or `video/*`,
+/// for clients of other languages. `UTType(mimeType: "image/*")` is `.image`, and so on for
+/// `video/*`, `audio/*` and `text/*`.
 ///
 /// `.text` and `.data` do have MIME types, the ones the server maps their identifiers to:
 /// `text/plain`, which every `text/…` type conforms to, and `application/octet-stream`, which

@@ -115,6 +115,11 @@ public struct TypeDeclaration: Sendable, Equatable {
         guard type.parameters.isEmpty else {
             throw .invalid("the MIME type of \(identifier) has parameters (\(mimeType)); the MIME database names types without them: write \(type.withoutParameters)")
         }
+        // A wildcard names no type of its own: declared, it would stand for every type of its
+        // media type.
+        guard !type.essence.utf8.contains(UInt8(ascii: "*")) else {
+            throw .invalid("\(mimeType) is a wildcard, not a type; give \(identifier) a MIME type of its own, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
+        }
         let media = type.essence.prefix { $0 != "/" }
         guard ["application", "audio", "font", "image", "message", "model", "multipart", "text", "video", "x-content", "inode"].contains(String(media)) else {
             throw .invalid("\(mimeType) has the unknown media type '\(media)'; use one of application, text, image, audio, video, font or model")
@@ -132,6 +137,10 @@ public struct TypeDeclaration: Sendable, Equatable {
         }
         guard let type = try? PasteboardType(validating: parent) else {
             throw .invalid("the supertype \(MessageText.quoted(parent)) of \(identifier) is not a type; write a MIME type (application/json) or an identifier (public.json)")
+        }
+        // "An image of some kind": the media type's wildcard is the parent, as GIO reads one.
+        if !type.isMIME, let wildcard = PasteboardType.requestWildcards[type.essence], let media = try? PasteboardType(validating: wildcard) {
+            return media
         }
         guard type.isMIME else {
             if parent.lowercased().hasPrefix("public.") {
