@@ -187,7 +187,7 @@ final class ConnectionState {
                 guard let deadline = call.deadline else { continue }
                 if deadline <= now {
                     pending[serial] = nil
-                    finish(call, .failure(.noReply("no reply within the time allowed")))
+                    finish(call, .failure(.timedOut()))
                 } else {
                     next = min(next, deadline)
                 }

@@ -47,6 +47,20 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
         DBusError(name: noReplyName, message: message)
     }
 
+    /// A call's own timeout passing here, which D-Bus names `NoReply` as it does the bus's
+    /// answer for a peer that left without replying; ``isTimeout`` tells the two apart.
+    static func timedOut() -> DBusError {
+        DBusError(name: noReplyName, message: timeoutMessage)
+    }
+
+    static let timeoutMessage = "no reply within the time allowed"
+
+    /// Whether this is a call's own timeout passing (``Connection/call(_:timeout:)``), rather
+    /// than the bus answering for a peer that left without replying, also `NoReply`.
+    public var isTimeout: Bool {
+        name == Self.noReplyName && message == Self.timeoutMessage
+    }
+
     public static func disconnected(_ message: String) -> DBusError {
         DBusError(name: "org.freedesktop.DBus.Error.Disconnected", message: message)
     }

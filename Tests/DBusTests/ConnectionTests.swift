@@ -237,8 +237,30 @@ struct ConnectionTests {
             Issue.record("Hang returned")
         } catch {
             #expect(error.name == "org.freedesktop.DBus.Error.NoReply")
+            #expect(error.isTimeout, "\(error)")
         }
         #expect(ContinuousClock.now - start < .seconds(15), "the 300 ms deadline was not enforced")
+    }
+
+    /// A peer leaving before it answers is `NoReply` too, from the bus, and no timeout: a
+    /// caller tells "it left" from "it did not answer in time" by ``DBusError/isTimeout``, not
+    /// by the clock, which a loaded machine makes late.
+    @Test func aPeerThatLeavesIsNoTimeout() async throws {
+        let hang = try Message.methodCall(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Hang")
+        async let hanging: DBusError? = { [client] () async -> DBusError? in
+            do throws(DBusError) {
+                _ = try await client.call(hang, timeout: .seconds(60))
+                return nil
+            } catch {
+                return error
+            }
+        }()
+        // The call has reached the peer once the bus has it waiting on a reply: give it a moment.
+        try await Task.sleep(for: .milliseconds(300))
+        server.close()
+        let error = try #require(await hanging, "Hang returned")
+        #expect(error.name == DBusError.noReplyName, "\(error)")
+        #expect(!error.isTimeout, "\(error)")
     }
 
     /// Deadlines hold whatever the order the calls start and end in: the connection keeps only

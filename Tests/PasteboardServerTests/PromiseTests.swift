@@ -165,14 +165,12 @@ struct PromiseTests {
         _ = try await promise(h, [["text/plain"]], by: leaving, to: "leaving")
         async let reading: DBusError? = h.expectFailure("ProviderFailed", "ReadData", [.string("leaving"), .uint32(0), .string("text/plain"), .uint64(0)])
         #expect(await eventually(timeout: .seconds(20)) { !asked.calls.withLock { $0.isEmpty } })
-        // Timed from the leaving (the ask itself may take a while on a loaded machine); the
-        // message tells a leaving from the timeout either way.
-        let closed = ContinuousClock.now
         leaving.close()
         let midway = await reading
+        // The leaving ended the wait, not the 3 s provider-timeout-ms: the message says which
+        // did. (Not timed: a loaded machine has taken 3.7 s from the close to the answer.)
         #expect(midway?.message.contains("left the bus without answering") == true, "\(String(describing: midway))")
-        // Before the 3 s provider-timeout-ms: the leaving ended the wait, not the deadline.
-        #expect(ContinuousClock.now - closed < .seconds(3))
+        #expect(midway?.message.contains("provider-timeout-ms") == false, "\(String(describing: midway))")
     }
 
     /// Promised contents are contents: they survive `kill -9` and enter the history. A promise

@@ -64,7 +64,6 @@ extension PasteboardObject {
             throw PasteboardError.providerFailed("the writer of '\(promise.name)' (\(promise.provider)) did not provide its \(promise.type) data: it was on the bus of an earlier session, which has ended")
         }
         let reply: Message
-        let asked = ContinuousClock.now
         do {
             let message = try Message.methodCall(
                 destination: promise.provider, path: "/org/pasteboardd/Provider1", interface: "org.pasteboardd.Provider1", method: "Provide",
@@ -73,10 +72,9 @@ extension PasteboardObject {
             reply = try await connection.call(message, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)))
         } catch {
             // NoReply is also the bus's answer when the writer leaves before answering.
-            let timedOut = ContinuousClock.now - asked >= .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds))
             let reason = switch error.name {
             case DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName: "it has left the bus"
-            case "org.freedesktop.DBus.Error.NoReply" where timedOut: "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
+            case _ where error.isTimeout: "it did not answer within \(limits.providerTimeoutMilliseconds) ms (provider-timeout-ms)"
             case "org.freedesktop.DBus.Error.NoReply": "it left the bus without answering"
             default: "it answered \(error.name): \(error.message)"
             }
