@@ -1,6 +1,13 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// For the modules the static `pbctl` is built from, which links no Foundation beyond
+/// FoundationEssentials: a file sees only the members of the modules it imports itself. Without
+/// it, one file's `import Foundation` lends Foundation's `String.contains(_:)` to every file of
+/// the module, and a call meant for the standard library's reached a Foundation function
+/// missing from pbctl (a crash, found by the tests).
+let onlyWhatIsImported: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "pasteboardd",
     platforms: [.macOS(.v15)],
@@ -54,7 +61,8 @@ let package = Package(
 
         .target(
             name: "DBus",
-            dependencies: ["CDBus"]
+            dependencies: ["CDBus"],
+            swiftSettings: onlyWhatIsImported
         ),
 
         // MARK: The desktop's clipboards (know nothing of pasteboards)
@@ -67,7 +75,7 @@ let package = Package(
         // MARK: Pasteboard vocabulary (knows nothing of D-Bus)
 
         // ProcessSpawning: to run update-mime-database for a type declaration.
-        .target(name: "PasteboardModel", dependencies: ["ProcessSpawning"]),
+        .target(name: "PasteboardModel", dependencies: ["ProcessSpawning"], swiftSettings: onlyWhatIsImported),
 
         // MARK: The server: model + store + bus interface
 
@@ -92,7 +100,8 @@ let package = Package(
         // shared by the library and the static pbctl.
         .target(
             name: "PasteboardInterface",
-            dependencies: ["DBus", "PasteboardModel"]
+            dependencies: ["DBus", "PasteboardModel"],
+            swiftSettings: onlyWhatIsImported
         ),
         .target(
             name: "Pasteboard",
@@ -118,6 +127,7 @@ let package = Package(
                 "PasteboardInterface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: onlyWhatIsImported,
             linkerSettings: [
                 // One static executable: no shared library to find, map and relocate at each
                 // start (libdbus alone brought libsystemd and six more), which was most of what

@@ -1,3 +1,4 @@
+import PasteboardInterface
 import PasteboardModel
 
 #if canImport(Glibc)

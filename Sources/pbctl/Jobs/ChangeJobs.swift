@@ -1,3 +1,5 @@
+import PasteboardInterface
+
 /// `pbctl clear`: empty the pasteboard (a new change).
 struct ClearJob: Job {
     var target: Target

@@ -1,3 +1,5 @@
+import PasteboardInterface
+
 /// `pbctl types`: one type per line.
 struct TypesJob: Job {
     var target: Target

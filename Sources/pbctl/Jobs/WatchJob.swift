@@ -1,3 +1,4 @@
+import PasteboardInterface
 import PasteboardModel
 import Synchronization
 
