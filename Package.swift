@@ -1,11 +1,12 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// For the modules the static `pbctl` is built from, which links no Foundation beyond
+/// For the libraries the static `pbctl` is built from, which links no Foundation beyond
 /// FoundationEssentials: a file sees only the members of the modules it imports itself. Without
 /// it, one file's `import Foundation` lends Foundation's `String.contains(_:)` to every file of
 /// the module, and a call meant for the standard library's reached a Foundation function
-/// missing from pbctl (a crash, found by the tests).
+/// missing from pbctl (a crash, found by the tests). Not for pbctl itself: its release build
+/// then finds `stat`'s fields in the C module of libdbus, whose headers include the system's.
 let onlyWhatIsImported: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
@@ -127,7 +128,6 @@ let package = Package(
                 "PasteboardInterface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: onlyWhatIsImported,
             linkerSettings: [
                 // One static executable: no shared library to find, map and relocate at each
                 // start (libdbus alone brought libsystemd and six more), which was most of what
