@@ -108,6 +108,10 @@ public struct TypeDeclaration: Sendable, Equatable {
         }
     }
 
+    /// The media types a declared type may have: the IANA registry's, and freedesktop's own
+    /// `x-content` and `inode`.
+    private static let declarableMedia = MIMEDatabase.standardMedia.union(["x-content", "inode"])
+
     private static func validate(mimeType: String, of identifier: String) throws(TypeDeclarationError) -> PasteboardType {
         guard mimeType.isMIMESpelling, let type = try? PasteboardType(validating: mimeType), type.isMIME else {
             throw .invalid("\(MessageText.quoted(mimeType)) is not a MIME type; write type/subtype, such as application/vnd.example.todo+json")
@@ -120,8 +124,8 @@ public struct TypeDeclaration: Sendable, Equatable {
         guard !type.essence.utf8.contains(UInt8(ascii: "*")) else {
             throw .invalid("\(mimeType) is a wildcard, not a type; give \(identifier) a MIME type of its own, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
         }
-        let media = type.essence.prefix { $0 != "/" }
-        guard ["application", "audio", "font", "image", "message", "model", "multipart", "text", "video", "x-content", "inode"].contains(String(media)) else {
+        let media = MIMEDatabase.media(of: type.essence)
+        guard Self.declarableMedia.contains(media) else {
             throw .invalid("\(mimeType) has the unknown media type '\(media)'; use one of application, text, image, audio, video, font or model")
         }
         // The database names types in lower case.

@@ -7,9 +7,10 @@ import Synchronization
 /// until the bus stops reading the server altogether.
 ///
 /// While it is set, a change that would announce a large set of type names (``largeTypeBytes``
-/// or more, each type counted once, as `Changed` carries them) is refused with `QuotaExceeded` before anything is stored; every other
-/// change goes on as usual. Announcements that large are a test of the limits, not a copy:
-/// a rich copy names a few dozen types, a few KiB.
+/// or more, each type counted once, as `Changed` carries them) is refused with
+/// `QuotaExceeded` before anything is stored; every other change goes on as usual.
+/// Announcements that large are a test of the limits, not a copy: a rich copy names a few
+/// dozen types, a few KiB.
 final class AnnouncementBacklog: Sendable {
     /// Changes announcing at least this many bytes of type names are refused while held up.
     static let largeTypeBytes: UInt64 = 64 * 1024
