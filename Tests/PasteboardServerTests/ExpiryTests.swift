@@ -94,8 +94,10 @@ struct ExpiryTests {
     @Test func aLaterWriteCancelsTheExpiry() async throws {
         let h = try await Harness()
         let signals = try await h.recordSignals()
-        // Long enough that the writes below all land before it, even on a busy machine.
-        let short: [(String, DBusValue)] = [("expires-in-ms", .uint64(4000))]
+        // Long enough that the writes below all land before it, even on a busy machine (4 s
+        // was not: CI once took longer between the first two writes).
+        let expiry = 12_000
+        let short: [(String, DBusValue)] = [("expires-in-ms", .uint64(UInt64(expiry)))]
         #expect(try await h.write([[(Self.text, "brief".bytes)]], options: short) == 1)
         #expect(try await h.write(text: "lasting") == 2)
         // A later write with an expiry of its own replaces the earlier expiry, too.
@@ -113,7 +115,7 @@ struct ExpiryTests {
         // Past the cancelled expiries, and across a crash: nothing was cleared.
         h.server.kill9()
         try await h.server.restart()
-        try await Task.sleep(for: .milliseconds(4500) - (ContinuousClock.now - last))
+        try await Task.sleep(for: .milliseconds(expiry + 500) - (ContinuousClock.now - last))
         #expect(try await h.readData(Self.text) == (2, "lasting".bytes))
         #expect(try await h.readData(Self.text, in: "longer") == (2, "longer".bytes))
         #expect(try await h.readData(Self.text, in: "cleared") == (3, "lasting".bytes))
