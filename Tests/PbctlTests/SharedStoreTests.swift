@@ -325,10 +325,13 @@ struct SharedStoreTests {
         let shell = try Paths.executable(named: "sh")
         let made = try await runProgram(shell, ["-c", "head -c 1073741824 /dev/urandom > '\(folder)/in'"], timeout: .seconds(120))
         #expect(made.status == 0, "\(made)")
-        expectSuccess(try await hosts.a.pbctl("copy", "-t", "application/x-large", folder + "/in"))
+        // Copying 1 GiB into PostgreSQL took over 30 s (the default wait) on a loaded CI machine.
+        let pbctl = try Paths.product("pbctl")
+        let copied = try await runProgram(
+            pbctl, ["--address", hosts.a.bus.address, "copy", "-t", "application/x-large", folder + "/in"], timeout: .seconds(300))
+        expectSuccess(copied)
         let count = try await hosts.a.changeCount()
         _ = try await hosts.b.waitForCount(above: count - 1)
-        let pbctl = try Paths.product("pbctl")
         let pasted = try await runProgram(
             shell, ["-c", "'\(pbctl)' --address '\(hosts.b.bus.address)' paste -t application/x-large > '\(folder)/out'"], timeout: .seconds(300))
         #expect(pasted.status == 0, "\(pasted)")
