@@ -2,7 +2,8 @@ import DBus
 import PasteboardModel
 import Synchronization
 
-/// The `Changed` (and `Removed`) signals that announce changes.
+/// The `Changed` (and `Removed`) signals that announce changes, and the `PropertiesChanged`
+/// that follows a change that listed or unlisted a name.
 ///
 /// `Changed` lies on the path from every write to every listener, and appending its three
 /// arguments through libdbus costs more than the rest of making it. Writes to one pasteboard
@@ -22,15 +23,18 @@ final class ChangeSignals: Sendable {
     private let path: String
     private let interface: String
     private let removedTemplate: Message
+    private let propertiesTemplate: Message
 
     /// Signals emitted from `path`, of `interface`.
     init(path: String, interface: String) {
         self.path = path
         self.interface = interface
         removedTemplate = try! Message.signal(path: path, interface: interface, name: "Removed")
+        propertiesTemplate = try! Message.signal(path: path, interface: "org.freedesktop.DBus.Properties", name: "PropertiesChanged")
     }
 
-    /// `Changed` for `change`, followed by `Removed` when it was a `Remove`.
+    /// `Changed` for `change`, followed by `Removed` when it was a `Remove`, and by
+    /// `PropertiesChanged` invalidating `Pasteboards` when it listed or unlisted the name.
     func messages(for change: Change) -> [Message] {
         var messages: [Message] = []
         if let changed = changed(change) {
@@ -39,7 +43,17 @@ final class ChangeSignals: Sendable {
         if change.removed, let removed = try? removedTemplate.copy(appending: [.string(change.name.rawValue)]) {
             messages.append(removed)
         }
+        if change.relisted, let listing = propertiesChanged(invalidating: ["Pasteboards"]) {
+            messages.append(listing)
+        }
         return messages
+    }
+
+    /// `PropertiesChanged` of `interface` that invalidates `properties` without their values:
+    /// the listing can be long, and a client that caches properties (GDBus, zbus) reads it
+    /// again when it wants it.
+    func propertiesChanged(invalidating properties: [String]) -> Message? {
+        try? propertiesTemplate.copy(appending: [.string(interface), .dictionary(key: "s", value: "v", []), .strings(properties)])
     }
 
     private func changed(_ change: Change) -> Message? {

@@ -77,6 +77,10 @@ final class PasteboardObject: DBusObject {
             resolve: { [weak self] promise in
                 guard let self else { throw PasteboardError.providerFailed("the server is stopping") }
                 return try await provide(promise)
+            },
+            bridgedChanged: { [weak self] in
+                guard let self, let message = Self.changeSignals.propertiesChanged(invalidating: ["Desktop"]) else { return }
+                connection.send([message])
             })
     }
 

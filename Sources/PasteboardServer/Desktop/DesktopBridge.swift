@@ -39,6 +39,8 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         var imports: [DesktopSelection: Import] = [:]
         var announce: (@Sendable (Change) -> Void)?
         var resolve: (@Sendable (Promise) async throws -> Payload)?
+        /// Told when a display is joined or lost: what ``bridged`` lists has changed.
+        var bridgedChanged: (@Sendable () -> Void)?
         var stopped = false
         var retryDelay: Duration = .seconds(1)
         /// Whether a display was joined this run.
@@ -77,11 +79,16 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     }
 
     /// Connects to the display, once the server owns its name (the changes it announces come
-    /// from that name). `announce` sends a change's signals; `resolve` asks a promise's writer.
-    func start(announce: @escaping @Sendable (Change) -> Void, resolve: @escaping @Sendable (Promise) async throws -> Payload) {
+    /// from that name). `announce` sends a change's signals; `resolve` asks a promise's writer;
+    /// `bridgedChanged` hears that a display was joined or lost.
+    func start(
+        announce: @escaping @Sendable (Change) -> Void, resolve: @escaping @Sendable (Promise) async throws -> Payload,
+        bridgedChanged: @escaping @Sendable () -> Void = {}
+    ) {
         state.withLock { state in
             state.announce = announce
             state.resolve = resolve
+            state.bridgedChanged = bridgedChanged
         }
         guard mode != .off else {
             return logger.notice("desktop bridge: off (--desktop off)")
@@ -128,7 +135,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             if first { logger.warning("desktop bridge: no display yet (\(reason)); serving without it, and trying again") }
             return retry()
         }
-        let (stopped, owed) = state.withLock { state in
+        let (stopped, owed, bridgedChanged) = state.withLock { state in
             if !state.stopped { state.clipboard = clipboard }
             state.retryDelay = .seconds(1)
             state.joinedOnce = true
@@ -139,10 +146,11 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             let owed = state.owedOffers.union(state.writtenBeforeJoining.intersection(reported))
             state.owedOffers = []
             state.writtenBeforeJoining.subtract(reported)
-            return (state.stopped, owed)
+            return (state.stopped, owed, state.bridgedChanged)
         }
         if stopped { return clipboard.close() }
         logger.notice("desktop bridge: general is the clipboard of the \(clipboard.description) (\(reason))")
+        bridgedChanged?()
         for selection in owed {
             service.perform { [self] in
                 let entry = service.entry(Self.name(of: selection))
@@ -164,11 +172,12 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
     }
 
     func desktopConnectionLost(_ reason: String) {
-        let description = state.withLock { state in
+        let (description, bridgedChanged) = state.withLock { state in
             defer { state.clipboard = nil }
-            return state.clipboard?.description ?? "display"
+            return (state.clipboard?.description ?? "display", state.clipboard == nil ? nil : state.bridgedChanged)
         }
         logger.warning("desktop bridge: lost the \(description) (\(reason)); serving without it, and reconnecting when it returns")
+        bridgedChanged?()
         retry()
     }
 

@@ -7,6 +7,9 @@ struct Change: Sendable, Equatable {
     let types: [PasteboardType]
     /// The change was a `Remove`: `Removed` follows `Changed`.
     let removed: Bool
+    /// The change listed the name or unlisted it: the `Pasteboards` property changed with it,
+    /// and `PropertiesChanged` follows.
+    var relisted = false
 }
 
 extension Change {
@@ -15,6 +18,6 @@ extension Change {
     /// types.
     init(name: PasteboardName, count: UInt64, types: [PasteboardType], listed: Bool, after wasListed: Bool) {
         let removed = wasListed && !listed
-        self.init(name: name, count: count, types: removed ? [] : types, removed: removed)
+        self.init(name: name, count: count, types: removed ? [] : types, removed: removed, relisted: listed != wasListed)
     }
 }

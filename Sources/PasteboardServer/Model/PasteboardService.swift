@@ -433,7 +433,7 @@ final class PasteboardService: @unchecked Sendable {
         }
         listedCount += (entry.isListed ? 1 : 0) - (old.isListed ? 1 : 0)
         scheduleExpiry(name, at: entry.expiresAt)
-        return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed)
+        return Change(name: name, count: entry.count, types: removed ? [] : entry.announcedTypes, removed: removed, relisted: entry.isListed != old.isListed)
     }
 
     /// `entry` (a new change of `name`) as the store saves it: with the history it has after
