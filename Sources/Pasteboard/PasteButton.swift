@@ -18,6 +18,9 @@ import Observation
 /// Contents another process wrote `owner-only` (`.visibility(.ownProcess)`) keep their types
 /// listed, as the contract has it, so the button is enabled for them too, and ``paste(action:)``
 /// then throws `AccessDenied`.
+///
+/// It lives on the main actor, as SwiftUI's views do: a toolkit binds to it from its UI
+/// thread, and observers hear of `isEnabled` there. From other code, `await` its members.
 @MainActor
 @Observable
 public final class PasteButton<Payload: Transferable> {

@@ -113,6 +113,14 @@ public final class Pasteboard: Sendable {
         return try await proxy.canRead(name.rawValue, types: types.map(\.pasteboardType))
     }
 
+    /// Whether some item has data conforming to one of `types`, given as AppKit gives them: type
+    /// identifiers (`public.png`) or, here, MIME types (`image/png`) too; a string that is
+    /// neither is matched as written. (Disfavoured, so that `[]` and `[.png]` mean `UTType`s.)
+    @_disfavoredOverload
+    public func canReadItem(withDataConformingToTypes types: [String]) async throws -> Bool {
+        try await canReadItem(withDataConformingToTypes: types.map(UTType.types(for:)))
+    }
+
     /// Whether to match `types` here rather than on the server, when all are valid (the server
     /// refuses the others with `InvalidType`): when one has no MIME type for the server to
     /// match by conformance, or when a type declared in this process

@@ -231,6 +231,30 @@ struct DragAndDropTests {
         #expect(try await drag.types == nil)
     }
 
+    @Test("a drop made at once after the drag, before the destination has heard of it, asks the server and drops it")
+    func dropBeforeTheSignal() async throws {
+        let world = try await World()
+        let drag = world.pasteboard(.drag)
+        let session = try await draggable("just dragged", pasteboard: drag)
+        // Made after the drag and dropped on without a pause: its follower has not run yet
+        // (the test holds the main actor until `drop` first waits), so nothing is targeted.
+        let destination = DropDestination(payloadType: String.self, pasteboard: drag)
+        #expect(!destination.isTargeted)
+        var received: [String] = []
+        // The two-argument action without `at:`: the location is `.zero`.
+        let accepted = try await destination.drop { values, location in
+            received = values
+            return location == .zero
+        }
+        #expect(accepted)
+        #expect(received == ["just dragged"])
+        #expect(try await ending(of: session) == .dropped)
+
+        // Nothing dragged: asking the server finds nothing, and the action does not run.
+        let empty = DropDestination(payloadType: String.self, pasteboard: drag)
+        #expect(try await !empty.drop { _ in Issue.record("ran with nothing dragged"); return true })
+    }
+
     @Test("a drag whose data cannot be decoded: the drop throws what is wrong, the action does not run")
     func undecodableDrop() async throws {
         let world = try await World()

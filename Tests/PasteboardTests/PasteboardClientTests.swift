@@ -224,6 +224,28 @@ struct PasteboardClientTests {
         #expect(try await !pasteboard.canReadItem(withDataConformingToTypes: []))
     }
 
+    @Test("NSPasteboard's spellings: .string, .URL and .tabularText, and canReadItem with type strings as AppKit takes them")
+    func appKitSpellings() async throws {
+        let world = try await World()
+        let pasteboard = world.pasteboard()
+        #expect(UTType.string == .utf8PlainText && UTType.string.identifier == "public.utf8-plain-text")
+        #expect(UTType.URL == .url && UTType.tabularText.preferredMIMEType == "text/tab-separated-values;charset=utf-8")
+        try await pasteboard.setString("hi", forType: .string)
+        #expect(try await pasteboard.string(forType: .string) == "hi")
+        #expect(try await pasteboard.types?.contains(.string) == true)
+        #expect(try await pasteboard.canReadItem(withDataConformingToTypes: ["public.utf8-plain-text"]))
+        #expect(try await pasteboard.canReadItem(withDataConformingToTypes: ["public.png", "text/plain"]), "MIME types too, by conformance")
+        #expect(try await !pasteboard.canReadItem(withDataConformingToTypes: ["public.png", "image/jpeg"]))
+        let identifiers: [String] = []
+        #expect(try await !pasteboard.canReadItem(withDataConformingToTypes: identifiers))
+        await #expect(throws: PasteboardError.self, "a string that is no type is refused by the server") {
+            try await pasteboard.canReadItem(withDataConformingToTypes: ["not a type"])
+        }
+
+        try await pasteboard.setString("https://example.org/\n", forType: .URL)
+        #expect(try await pasteboard.availableType(from: [.png, .URL]) == .URL)
+    }
+
     // MARK: Items
 
     @Test("pasteboardItems lists each item with its types, sizes and data")

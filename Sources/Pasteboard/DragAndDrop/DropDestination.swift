@@ -22,6 +22,8 @@ import Observation
 /// drag that the destination is targeting, and only that one: should the drag be cancelled or
 /// replaced before or while it loads, the drop returns `false`, the action does not run, and
 /// nothing on the pasteboard is changed.
+///
+/// Like ``PasteButton``, it lives on the main actor, as SwiftUI's views do.
 @MainActor
 @Observable
 public final class DropDestination<Payload: Transferable> {
@@ -63,14 +65,19 @@ public final class DropDestination<Payload: Transferable> {
         try await drop(at: .zero) { values, _ in try await action(values) }
     }
 
-    /// Drops the targeted drag at `location` (in the toolkit's coordinates), which the action
-    /// receives as SwiftUI's does; see ``drop(action:)``.
+    /// Drops the targeted drag at `location` (in the toolkit's coordinates, `.zero` when not
+    /// given), which the action receives as SwiftUI's does; see ``drop(action:)``.
+    ///
+    /// A drag written a moment ago whose `Changed` has not arrived yet is dropped all the same:
+    /// when nothing is targeted, the destination asks the server (`Types`, no data) before it
+    /// gives up.
     ///
     /// Once the values are loaded, the drop is finished whatever the action does: the drag
     /// pasteboard is emptied if it still holds this drag (one change, which tells the source's
     /// ``DragSession/outcome`` that it was dropped, and turns every destination untargeted).
     @discardableResult
-    public func drop(at location: CGPoint, action: @MainActor ([Payload], CGPoint) async throws -> Bool) async throws -> Bool {
+    public func drop(at location: CGPoint = .zero, action: @MainActor ([Payload], CGPoint) async throws -> Bool) async throws -> Bool {
+        if targetedChangeCount == nil { await availability.refresh() }
         guard let expected = targetedChangeCount else { return false }
         // The items of the targeted drag: a cancelled drag left nothing, a new one has another
         // count. Reads expect this count, so a change while loading fails them with `Stale`.
