@@ -1,4 +1,5 @@
 import Observation
+import Synchronization
 
 /// The model behind a Paste button, as SwiftUI's `PasteButton` and
 /// `pasteDestination(for:action:validator:)` behave: enabled exactly when the pasteboard holds
@@ -15,21 +16,25 @@ import Observation
 /// against the payload's importable representations; when a change carries no types (a
 /// concealed write) it asks the server with `CanRead`.
 ///
+/// It may be made and used from any isolation (a toolkit's main thread, a test, a service);
+/// the pasteboard is followed on the main actor, so observers hear of ``isEnabled`` there, as
+/// a toolkit binding wants. ``paste(action:)`` runs its action where it is called.
+///
 /// Contents another process wrote `owner-only` (`.visibility(.ownProcess)`) keep their types
 /// listed, as the contract has it, so the button is enabled for them too, and ``paste(action:)``
 /// then throws `AccessDenied`.
-///
-/// It lives on the main actor, as SwiftUI's views do: a toolkit binds to it from its UI
-/// thread, and observers hear of `isEnabled` there. From other code, `await` its members.
-@MainActor
 @Observable
-public final class PasteButton<Payload: Transferable> {
+public final class PasteButton<Payload: Transferable>: Sendable {
     /// Whether pasting would find something to import.
-    public private(set) var isEnabled = false
+    public var isEnabled: Bool {
+        access(keyPath: \.isEnabled)
+        return enabled.withLock { $0 }
+    }
 
     /// The pasteboard this button pastes from.
     public let pasteboard: Pasteboard
 
+    @ObservationIgnored private let enabled = Mutex(false)
     @ObservationIgnored private let validator: @MainActor ([Payload]) -> [Payload]
     @ObservationIgnored private let availability: ImportAvailability<Payload>
 
@@ -37,7 +42,8 @@ public final class PasteButton<Payload: Transferable> {
     ///   - payloadType: What the button pastes.
     ///   - pasteboard: Where from (`.general` by default).
     ///   - validator: Filters the loaded values before the action sees them; the action runs
-    ///     only when something is left (`pasteDestination` semantics).
+    ///     only when something is left (`pasteDestination` semantics). It runs on the main
+    ///     actor, where a toolkit's model lives.
     public init(
         payloadType: Payload.Type, pasteboard: Pasteboard = .general,
         validator: @escaping @MainActor ([Payload]) -> [Payload] = { $0 }
@@ -46,17 +52,16 @@ public final class PasteButton<Payload: Transferable> {
         self.validator = validator
         availability = ImportAvailability(pasteboard: pasteboard)
         availability.start { [weak self] state in
-            guard let self, isEnabled != state.canImport else { return }
-            isEnabled = state.canImport
+            self?.setEnabled(state.canImport)
         }
     }
 
     /// Loads every item the payload type can import, validates them, and calls `action` with
     /// the result when it is not empty. Returns whether the action ran.
     @discardableResult
-    public func paste(action: @MainActor ([Payload]) async throws -> Void) async throws -> Bool {
+    nonisolated(nonsending) public func paste(action: ([Payload]) async throws -> Void) async throws -> Bool {
         let values = try await pasteboard.loadTransferables(type: Payload.self)
-        let valid = validator(values)
+        let valid = await validate(values)
         guard !valid.isEmpty else { return false }
         try await action(valid)
         return true
@@ -65,5 +70,19 @@ public final class PasteButton<Payload: Transferable> {
     /// Re-reads the state from the server (normally unnecessary: changes arrive by signal).
     public func refresh() async {
         await availability.refresh()
+    }
+
+    /// The validator runs on the main actor, where a toolkit's model (what it checks values
+    /// against) lives.
+    @MainActor
+    private func validate(_ values: sending [Payload]) -> sending [Payload] {
+        validator(values)
+    }
+
+    private func setEnabled(_ value: Bool) {
+        guard enabled.withLock({ $0 }) != value else { return }
+        withMutation(keyPath: \.isEnabled) {
+            enabled.withLock { $0 = value }
+        }
     }
 }

@@ -27,10 +27,11 @@ final class ImportAvailability<Payload: Transferable> {
     /// The latest state seen (counts never go backwards; see ``update(changeCount:types:)``).
     private(set) var state = State(changeCount: 0, canImport: false)
 
-    private var onChange: (@MainActor (State) -> Void)?
+    private var onChange: (@MainActor @Sendable (State) -> Void)?
     private let watcher = WatcherTask()
 
-    init(pasteboard: Pasteboard) {
+    /// Made from any isolation: its owner (a ``PasteButton``, a ``DropDestination``) may be.
+    nonisolated init(pasteboard: Pasteboard) {
         self.pasteboard = pasteboard
     }
 
@@ -38,12 +39,18 @@ final class ImportAvailability<Payload: Transferable> {
         watcher.cancel()
     }
 
-    /// Starts following; `onChange` gets every new state (hold the owner weakly in it).
-    func start(_ onChange: @escaping @MainActor (State) -> Void) {
-        self.onChange = onChange
-        let follower = WeakReference(self)
+    /// Starts following, on the main actor; `onChange` gets every new state there (hold the
+    /// owner weakly in it). Called from any isolation.
+    nonisolated func start(_ onChange: @escaping @MainActor @Sendable (State) -> Void) {
         let pasteboard = pasteboard
-        watcher.start { await Self.follow(follower, pasteboard: pasteboard) }
+        watcher.start { [weak self] in
+            // Only the weak reference is kept while following: releasing the owner ends it.
+            guard let follower = self.map({ availability in
+                availability.onChange = onChange
+                return WeakReference(availability)
+            }) else { return }
+            await Self.follow(follower, pasteboard: pasteboard)
+        }
     }
 
     /// Re-reads the state from the server (normally unnecessary: changes arrive by signal).

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import Synchronization
 
 /// The model behind a drop target, as SwiftUI's `dropDestination(for:action:isTargeted:)`
 /// behaves: targeted exactly while something the payload type can import is being dragged,
@@ -23,20 +24,25 @@ import Observation
 /// replaced before or while it loads, the drop returns `false`, the action does not run, and
 /// nothing on the pasteboard is changed.
 ///
-/// Like ``PasteButton``, it lives on the main actor, as SwiftUI's views do.
-@MainActor
+/// Like ``PasteButton``, it may be made and used from any isolation; the drag pasteboard is
+/// followed on the main actor, so observers hear of ``isTargeted`` there.
 @Observable
-public final class DropDestination<Payload: Transferable> {
+public final class DropDestination<Payload: Transferable>: Sendable {
     /// Whether the drag pasteboard holds something the payload type can import: a drop now
     /// would find values to deliver.
-    public private(set) var isTargeted = false
+    public var isTargeted: Bool {
+        access(keyPath: \.isTargeted)
+        return targetedChangeCount != nil
+    }
 
     /// The pasteboard drags arrive on (`drag` by default).
     public let pasteboard: Pasteboard
 
     /// The drag pasteboard's change count while targeted: the drag a drop takes.
-    @ObservationIgnored private var targetedChangeCount: Int?
+    @ObservationIgnored private let targeted = Mutex<Int?>(nil)
     @ObservationIgnored private let availability: ImportAvailability<Payload>
+
+    private var targetedChangeCount: Int? { targeted.withLock { $0 } }
 
     /// - Parameters:
     ///   - payloadType: What the destination accepts.
@@ -61,7 +67,7 @@ public final class DropDestination<Payload: Transferable> {
     /// - Throws: What loading throws (`TransferError`, `PasteboardError`, a connection error)
     ///   or what `action` throws. The drag is finished all the same.
     @discardableResult
-    public func drop(action: @MainActor ([Payload]) async throws -> Bool) async throws -> Bool {
+    nonisolated(nonsending) public func drop(action: ([Payload]) async throws -> Bool) async throws -> Bool {
         try await drop(at: .zero) { values, _ in try await action(values) }
     }
 
@@ -76,7 +82,9 @@ public final class DropDestination<Payload: Transferable> {
     /// pasteboard is emptied if it still holds this drag (one change, which tells the source's
     /// ``DragSession/outcome`` that it was dropped, and turns every destination untargeted).
     @discardableResult
-    public func drop(at location: CGPoint = .zero, action: @MainActor ([Payload], CGPoint) async throws -> Bool) async throws -> Bool {
+    nonisolated(nonsending) public func drop(
+        at location: CGPoint = .zero, action: ([Payload], CGPoint) async throws -> Bool
+    ) async throws -> Bool {
         if targetedChangeCount == nil { await availability.refresh() }
         guard let expected = targetedChangeCount else { return false }
         // The items of the targeted drag: a cancelled drag left nothing, a new one has another
@@ -115,17 +123,23 @@ public final class DropDestination<Payload: Transferable> {
     // MARK: Following the drag pasteboard
 
     private func target(_ changeCount: Int?) {
-        targetedChangeCount = changeCount
-        if isTargeted != (changeCount != nil) { isTargeted = changeCount != nil }
+        let wasTargeted = targeted.withLock { $0 != nil }
+        guard wasTargeted != (changeCount != nil) else { return targeted.withLock { $0 = changeCount } }
+        withMutation(keyPath: \.isTargeted) {
+            targeted.withLock { $0 = changeCount }
+        }
     }
 
     /// Ends the dropped drag: empties the drag pasteboard if it still holds it. Best effort:
     /// the drop has happened, and a pasteboard that cannot be reached now will be replaced by
     /// the next drag anyway.
-    private func finish(_ changeCount: Int) async {
+    nonisolated(nonsending) private func finish(_ changeCount: Int) async {
         guard (try? await pasteboard.clearContents(ifChangeCount: changeCount)) != nil else { return }
         // Untargeted at once rather than when the emptying's signal arrives, unless a newer
         // drag is targeted already.
-        if targetedChangeCount == changeCount { target(nil) }
+        guard targetedChangeCount == changeCount else { return }
+        withMutation(keyPath: \.isTargeted) {
+            targeted.withLock { if $0 == changeCount { $0 = nil } }
+        }
     }
 }
