@@ -137,16 +137,16 @@ extension PasteboardItem {
             try Task.checkCancellation()
             if prefersFile {
                 let file = try await PayloadTransfer.readToFile(
-                    name, item: index, type: UTType.types(for: type), offered: type, size: size,
-                    expect: changeCount, proxy: proxy, progress: progress)
+                    name, item: UInt32(index), type: UTType.types(for: type), offered: type, size: size,
+                    expect: generation, proxy: proxy, progress: progress)
                 return .file(file)
             }
             if size > Int64(PayloadTransfer.inlineCutoff) {
                 let data = try await PayloadTransfer.readStreaming(
-                    name, item: index, type: type, size: size, expect: changeCount, proxy: proxy, progress: progress)
+                    name, item: UInt32(index), type: type, size: size, expect: generation, proxy: proxy, progress: progress)
                 return .data(data)
             }
-            let data = try await PayloadTransfer.read(name, item: index, type: type, expect: changeCount, proxy: proxy)
+            let data = try await PayloadTransfer.read(name, item: UInt32(index), type: type, expect: generation, proxy: proxy)
             progress?(1)
             return .data(data)
         }

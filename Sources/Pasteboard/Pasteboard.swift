@@ -346,7 +346,7 @@ public final class Pasteboard: Sendable {
             let (count, items) = try await proxy.items(name.rawValue)
             guard !items.isEmpty else { return nil }
             return items.enumerated().map { index, item in
-                PasteboardItem(pasteboard: self, index: UInt32(index), changeCount: count, rawTypes: item.types, sizes: item.sizes)
+                PasteboardItem(pasteboard: self, index: index, generation: count, rawTypes: item.types, sizes: item.sizes)
             }
         }
     }

@@ -8,9 +8,11 @@ import Foundation
 public struct PasteboardItem: Sendable {
     let pasteboard: Pasteboard
     /// The item's position on the pasteboard, from 0.
-    public let index: UInt32
-    /// The change count the item belongs to.
-    public let changeCount: UInt64
+    public let index: Int
+    /// The change count the item belongs to, as ``Pasteboard/changeCount`` counts.
+    public var changeCount: Int { Int(clamping: generation) }
+    /// The change count as the server has it: what each read expects.
+    let generation: UInt64
     let rawTypes: [String]
     let sizes: [Int64]
 
@@ -20,7 +22,7 @@ public struct PasteboardItem: Sendable {
     /// The data of exactly `type` (any spelling of it), or nil when the item does not have it.
     public func data(forType type: UTType) async throws -> Data? {
         guard let offered = rawTypes.first(where: { PasteboardTypeMatch.same($0, type.pasteboardType) }) else { return nil }
-        return try await PayloadTransfer.read(pasteboard.name.rawValue, item: index, type: offered, expect: changeCount, proxy: try pasteboard.proxy)
+        return try await PayloadTransfer.read(pasteboard.name.rawValue, item: UInt32(index), type: offered, expect: generation, proxy: try pasteboard.proxy)
     }
 
     /// The text of `type` (or, for a text type, of the item's type that conforms to it most
@@ -29,7 +31,7 @@ public struct PasteboardItem: Sendable {
     public func string(forType type: UTType = .utf8PlainText) async throws -> String? {
         let wanted = type.pasteboardType
         guard let offered = rawTypes.first(where: { PasteboardTypeMatch.same($0, wanted) }) ?? Self.closestText(in: rawTypes, to: type) else { return nil }
-        let data = try await PayloadTransfer.read(pasteboard.name.rawValue, item: index, type: offered, expect: changeCount, proxy: try pasteboard.proxy)
+        let data = try await PayloadTransfer.read(pasteboard.name.rawValue, item: UInt32(index), type: offered, expect: generation, proxy: try pasteboard.proxy)
         return String.decodingText(data, offeredAs: offered)
     }
 
@@ -45,7 +47,7 @@ public struct PasteboardItem: Sendable {
     }
 
     /// The size in bytes of each type's data, in type order (-1: promised, not yet provided).
-    public var sizesByType: [(type: UTType, size: Int64)] {
-        zip(types, sizes).map { ($0, $1) }
+    public var sizesByType: [(type: UTType, size: Int)] {
+        zip(types, sizes).map { ($0, Int($1)) }
     }
 }

@@ -22,7 +22,7 @@ struct LargeTransferTests {
         for size in [65_537, 200 << 10, 3 << 20] {
             let bytes = randomBytes(size)
             #expect(try await pasteboard.setData(bytes, forType: .pdf))
-            #expect(try await pasteboard.pasteboardItems?.first?.sizesByType.map(\.size) == [Int64(size)])
+            #expect(try await pasteboard.pasteboardItems?.first?.sizesByType.map(\.size) == [size])
             #expect(try await world.pasteboard().data(forType: .pdf) == bytes, "\(size) bytes")
             #expect(try await pasteboard.pasteboardItems?.first?.data(forType: .pdf) == bytes)
             #expect(try await pasteboard.loadTransferable(type: Data.self) == bytes)
@@ -148,7 +148,7 @@ struct LargeTransferTests {
         try handle.truncate(atOffset: UInt64(size))
         try handle.close()
         try await world.pasteboard().writeObjects([Clip(file: source)])
-        #expect(try await world.pasteboard().pasteboardItems?.first?.sizesByType.map(\.size) == [Int64(size)])
+        #expect(try await world.pasteboard().pasteboardItems?.first?.sizesByType.map(\.size) == [size])
 
         let before = temporaryEntries(prefix: "pasteboard-")
         let fractions = Collected<Double>()

@@ -260,6 +260,8 @@ struct PasteboardClientTests {
         #expect(items.count == 3)
         #expect(items.map(\.index) == [0, 1, 2])
         #expect(items.allSatisfy { $0.changeCount == 1 })
+        let count: Int = try await pasteboard.changeCount
+        #expect(items[0].changeCount == count, "counted as the pasteboard counts, in an Int")
         #expect(items[0].types == [.itemTodo, .utf8PlainText])
         #expect(items[1].types == [.utf8PlainText])
         #expect(items[2].types == [.data])
