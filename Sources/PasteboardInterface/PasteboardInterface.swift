@@ -37,8 +37,18 @@ public enum PasteboardInterface {
 
     /// Why a call that was not answered failed, in words for people: that no server runs on
     /// this bus, or the bus's own message.
-    public static func unansweredReason(_ error: DBusError) -> String {
-        meansNoServer(error) ? "pasteboardd is not running there; start it with `pasteboardd &`" : error.message
+    ///
+    /// - Parameter address: The bus, when it is not the session bus: the command that starts a
+    ///   server then names it, so that following the hint starts one where it was looked for.
+    public static func unansweredReason(_ error: DBusError, onBus address: String? = nil) -> String {
+        guard meansNoServer(error) else { return error.message }
+        let start = address.map { "pasteboardd --address \(shellQuoted($0)) &" } ?? "pasteboardd &"
+        return "pasteboardd is not running there; start it with `\(start)`"
+    }
+
+    /// `text` in single quotes for a POSIX shell, each `'` in it written `'\''`.
+    static func shellQuoted(_ text: String) -> String {
+        "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
     /// The descriptor of a `ReadFd` reply, as a new one the caller owns and must close; nil

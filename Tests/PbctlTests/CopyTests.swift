@@ -232,6 +232,19 @@ struct CopyTests {
         #expect(pasted.status == 0 && pasted.stdout == Data(repeating: 0x61, count: 2_000_000), "\(pasted.err)")
     }
 
+    /// A type given twice, in any spelling, is offered once; the names of text that xclip and
+    /// wl-copy take (`-t text`, `-t UTF8_STRING`) are UTF-8 text.
+    @Test func repeatedTypesAndNamesForText() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", "-t", "image/x-two", "-t", "Text/HTML", "-t", "text/html", input: "<p>"))
+        expectSuccess(try await world.pbctl("types"), stdout: "text/html\nimage/x-two\n")
+        expectSuccess(try await world.pbctl("copy", "-t", "UTF8_STRING", "-t", "text", "-t", "text/plain;charset=utf-8", input: "plain"))
+        expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
+        expectSuccess(try await world.pbctl("count"), stdout: "2\n")
+        // What the server refuses is still refused, and says why.
+        expect(try await world.pbctl("copy", "-t", "not a type", input: "x"), status: 65, stdout: "")
+    }
+
     @Test func appleIdentifiersAreMappedToMIME() async throws {
         let world = try await PbctlHarness()
         expectSuccess(try await world.pbctl("copy", "-t", "public.html", input: "<p>"))

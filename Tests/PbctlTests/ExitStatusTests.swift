@@ -206,6 +206,16 @@ struct ExitStatusTests {
         let result = try await runPbctl(["--address", world.bus.address] + arguments, input: Data("x".utf8))
         expect(
             result, status: 69, stdout: "",
+            stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd --address '\(world.bus.address)' &`\n")
+    }
+
+    /// The hint starts a server where pbctl looked: a plain `pasteboardd` on the session bus,
+    /// with `--address` on any other (above).
+    @Test func theHintIsPlainOnTheSessionBus() async throws {
+        let world = try await PbctlHarness(server: false)
+        let session = try await runPbctl(["count"], environment: ["DBUS_SESSION_BUS_ADDRESS": world.bus.address])
+        expect(
+            session, status: 69, stdout: "",
             stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd &`\n")
     }
 

@@ -27,6 +27,17 @@ struct PasteTests {
         expectSuccess(try await world.pbctl("paste", "-p-dash", "-t-odd"), stdout: "dashed")
     }
 
+    /// `wl-paste -t text` and `xclip -t UTF8_STRING` habits: those names ask for any text.
+    @Test(arguments: ["text", "TEXT", "STRING", "UTF8_STRING"])
+    func namesForTextAskForAnyText(name: String) async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("copy", "-t", "text/html", input: "<b>bold</b>"))
+        expectSuccess(try await world.pbctl("paste", "-t", name), stdout: "<b>bold</b>")
+        expectSuccess(try await world.pbctl("paste", "-t", "image/png", "-t", name), stdout: "<b>bold</b>")
+        expectSuccess(try await world.pbctl("copy", "-t", "image/png", input: Data([0x89, 0x50, 0x4E, 0x47])))
+        expect(try await world.pbctl("paste", "-t", name), status: 1, stdout: "")
+    }
+
     @Test func firstSatisfiableTypeWins() async throws {
         let world = try await PbctlHarness()
         try await world.writeItems("general", [[("text/html", Data("<p>rich</p>".utf8)), ("text/plain;charset=utf-8", Data("plain".utf8))]])

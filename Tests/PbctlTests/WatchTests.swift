@@ -351,12 +351,65 @@ struct WatchTests {
         #expect(try await exec.waitForLines(1) == ["1||"])
     }
 
+    /// A command that cannot be started for one change (its file being replaced, say) is said
+    /// for that change, and the watch goes on, as it does when a command fails.
+    @Test func aCommandThatCannotBeRunOnceIsSaidAndTheWatchGoesOn() async throws {
+        let world = try await PbctlHarness()
+        let directory = try Paths.temporaryDirectory("pbctl-hook")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let hook = directory + "/hook.sh"
+        let output = directory + "/output"
+        let script = "#!/bin/sh\nprintf '%s\\n' \"$PASTEBOARD_COUNT\" >> \"$WATCH_OUTPUT\"\n"
+        #expect(FileManager.default.createFile(atPath: hook, contents: Data(script.utf8), attributes: [.posixPermissions: 0o755]))
+        #expect(FileManager.default.createFile(atPath: output, contents: Data()))
+        let watcher = try world.watch("-p", "hooked", "watch", "--exec", hook, environment: ["WATCH_OUTPUT": output], linesFrom: output)
+        defer { watcher.stop() }
+        let skipped = try await watcher.prime(world, name: "hooked") { "\($0)" }
+        let count = try await world.changeCount("hooked")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: hook)
+        expectSuccess(try await world.pbctl("-p", "hooked", "copy", input: "not run"))
+        let said = "pbctl: change \(count + 1) of 'hooked': cannot run \(hook): Permission denied; still watching\n"
+        #expect(await eventually { watcher.errorText == said }, "\(watcher.errorText)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook)
+        expectSuccess(try await world.pbctl("-p", "hooked", "copy", input: "run again"))
+        let lines = try await watcher.waitForLines(skipped + 1)
+        #expect(Array(lines.dropFirst(skipped)) == ["\(count + 2)"])
+        #expect(watcher.exitStatus == nil, "the watch goes on")
+    }
+
+    /// The command runs in a process group of its own (a terminal's Ctrl-C is pbctl's to pass
+    /// on): a `kill` of the watch, as a script ends one, ends the command it is running too.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aSignalledWatchEndsItsRunningCommand(signal: Int32) async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("-p", "slow", "copy", input: "start"))
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let script = #"printf '%s\n' "$$" >> "$WATCH_OUTPUT"; exec sleep 120"#
+        let watcher = try world.watch("-p", "slow", "watch", "--since", "0", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
+        defer { watcher.stop() }
+        let command = try #require(Int32(try await watcher.waitForLines(1)[0]))
+        #expect(Self.isRunning(command))
+        kill(watcher.pid, signal)
+        #expect(await eventually(timeout: .seconds(10)) { watcher.exitStatus != nil })
+        #expect(watcher.exitStatus == 128 + signal)
+        #expect(await eventually(timeout: .seconds(10)) { !Self.isRunning(command) }, "the command outlived its watch")
+    }
+
+    /// Whether `pid` runs: it exists and is not a zombie waiting for a parent that reaps it.
+    private static func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(end, offsetBy: 2)] != "Z"
+    }
+
     /// Plain `watch` waits for a server to start; `--since` must ask for the state at once.
     @Test func sinceWithNoServer() async throws {
         let world = try await PbctlHarness(server: false)
         expect(
             try await world.pbctl("watch", "--since", "0"), status: 69, stdout: "",
-            stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd &`\n")
+            stderr: "pbctl: cannot reach pasteboardd on the bus \(world.bus.address): pasteboardd is not running there; start it with `pasteboardd --address '\(world.bus.address)' &`\n")
     }
 }
 

@@ -57,7 +57,9 @@ public struct TypeDeclaration: Sendable, Equatable {
         for parent in conformsTo {
             let resolved = try Self.resolve(parent: parent, of: identifier, declared: declared)
             guard resolved != mime else {
-                throw .invalid("\(identifier) cannot conform to itself (\(parent))")
+                // Most often the MIME type was given as the type it should conform to:
+                // `--mime application/json --conforms-to public.json`.
+                throw .invalid("\(identifier) cannot conform to its own MIME type \(mime) (\(parent)); give \(identifier) a MIME type of its own with --mime, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
             }
             if !parents.contains(resolved) { parents.append(resolved) }
         }

@@ -8,7 +8,8 @@ struct Copy: AsyncParsableCommand {
             Without -t the type is text/plain;charset=utf-8 when all of the input is UTF-8 text (a \
             stream over 1 MiB is held in a temporary file until its end), else sniffed from the \
             first bytes (image/png, application/pdf, …), else application/octet-stream. With several \
-            -t the same bytes are offered under each type. Large data travels through a file \
+            -t the same bytes are offered under each type, a type given twice once; text, TEXT, STRING \
+            and UTF8_STRING mean text/plain;charset=utf-8. Large data travels through a file \
             descriptor and is never held in memory.
             """)
 
@@ -37,7 +38,7 @@ struct Copy: AsyncParsableCommand {
 
     func run() async throws {
         try await CopyJob(
-            target: global.target, file: file, types: types, concealed: concealed, transient: transient, expires: expires
+            target: global.target, file: file, types: TypeNames.forCopy(types), concealed: concealed, transient: transient, expires: expires
         ).runReportingFailures()
     }
 
@@ -49,7 +50,7 @@ struct Copy: AsyncParsableCommand {
         let expires = try line.value("expires", as: Double.self)
         guard CopyJob.problem(expires: expires) == nil else { throw Unreadable() }
         return CopyJob(
-            target: line.target, file: line.positionals.first, types: line.values("type"),
+            target: line.target, file: line.positionals.first, types: TypeNames.forCopy(line.values("type")),
             concealed: line.flag("concealed"), transient: line.flag("transient"), expires: expires)
     }
 }

@@ -7,7 +7,8 @@ struct Paste: AsyncParsableCommand {
         discussion: """
             Without -t, text is preferred, else the item's first type. With -t, the first TYPE an \
             item satisfies (by conformance: text/html satisfies text/plain) is written, from the \
-            first item that satisfies it unless --item names one. Exits 1 when nothing matches.
+            first item that satisfies it unless --item names one; text, TEXT, STRING and UTF8_STRING \
+            mean any text. Exits 1 when nothing matches.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -19,13 +20,13 @@ struct Paste: AsyncParsableCommand {
     var item: UInt32?
 
     func run() async throws {
-        try await PasteJob(target: global.target, types: types, item: item).runReportingFailures()
+        try await PasteJob(target: global.target, types: TypeNames.forPaste(types), item: item).runReportingFailures()
     }
 
     /// The same command line, read by ``QuickLine``.
     static let quick = QuickSyntax(
         "paste", options: [("-t", "type"), ("--type", "type"), ("--item", "item")], repeatable: ["type"]
     ) { line in
-        PasteJob(target: line.target, types: line.values("type"), item: try line.value("item", as: UInt32.self))
+        PasteJob(target: line.target, types: TypeNames.forPaste(line.values("type")), item: try line.value("item", as: UInt32.self))
     }
 }

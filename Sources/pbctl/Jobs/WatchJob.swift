@@ -24,6 +24,7 @@ struct WatchJob: Job {
             throw Failure(message: "cannot run \(program): \(problem)", status: .usage)
         }
         Output.endWhenTheReaderLeaves()
+        if !exec.isEmpty { ChildProcess.forwardTerminationSignals() }
         try await Session.run(target) { server in
             let signalled = try await server.changes(of: all ? nil : target.pasteboard)
             let restarts = try await server.restarts()
@@ -181,7 +182,9 @@ struct WatchJob: Job {
         }
     }
 
-    /// Runs the `--exec` command with `input` on stdin and waits for it.
+    /// Runs the `--exec` command with `input` on stdin and waits for it. A command that cannot
+    /// be started this time (its file being replaced by an upgrade, say) is said on stderr for
+    /// this change, and the watch goes on, as it does when the command fails.
     private func runCommand(for change: Server.Change, input: ChildProcess.Input) async throws {
         let environment = [
             ("PASTEBOARD_NAME", change.name),
@@ -191,7 +194,7 @@ struct WatchJob: Job {
         do {
             try await ChildProcess.run(exec, environment: environment, input: input)
         } catch {
-            throw Failure(message: "cannot run \(exec.joined(separator: " ")): \(error)", status: .usage)
+            Output.error("change \(change.count) of '\(change.name)': cannot run \(exec.joined(separator: " ")): \(error); still watching")
         }
     }
 }

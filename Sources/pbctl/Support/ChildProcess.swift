@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,6 +37,27 @@ enum ChildProcess {
             return access(candidate, X_OK) == 0 && stat(candidate, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
         }
         return found ? nil : "no such program in PATH"
+    }
+
+    /// The process group of the command running now (its pid; 0 while none runs), for the
+    /// signal handlers of ``forwardTerminationSignals()``.
+    private static let running = Atomic<Int32>(0)
+
+    /// Makes SIGTERM, SIGINT and SIGHUP end the running command with pbctl: the command runs in
+    /// a process group of its own, so a `kill` of pbctl (a script's `kill $pid`) or a Ctrl-C
+    /// would otherwise leave it running, its parent gone. The signal is passed to the command's
+    /// group, and then ends pbctl as it would have.
+    static func forwardTerminationSignals() {
+        // Made now, not first in a signal handler.
+        _ = running.load(ordering: .relaxed)
+        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
+            signal(signalNumber) { received in
+                let group = ChildProcess.running.load(ordering: .relaxed)
+                if group > 0 { kill(-group, received) }
+                signal(received, SIG_DFL)
+                raise(received)
+            }
+        }
     }
 
     /// Starts `arguments` (the first is the program, found as ``problem(running:)`` says, and
@@ -93,6 +116,8 @@ enum ChildProcess {
             if let feed { close(feed.write) }
             throw SystemError(result)
         }
+        running.store(pid, ordering: .relaxed)
+        defer { running.store(0, ordering: .relaxed) }
         if let feed, case .bytes(let bytes) = input {
             do {
                 try Threads.detach {

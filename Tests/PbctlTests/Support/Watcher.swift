@@ -33,6 +33,9 @@ final class Watcher: Sendable {
     /// The watcher's process id.
     var pid: pid_t { child.pid }
 
+    /// Its exit status (128 + the signal for a signal), or nil while it runs.
+    var exitStatus: Int32? { child.exitStatus }
+
     /// Kills the watcher (it never ends by itself) and waits until it is gone; the file its
     /// lines were read from goes too.
     func stop() {
