@@ -169,7 +169,7 @@ struct DeclaredTypeTests {
             (["types", "declare", "todo", "--mime", "application/x-todo", "--conforms-to", "public.json"], "reverse-DNS"),
             (["types", "declare", "com.example.todo", "--mime", "todo", "--conforms-to", "public.json"], "not a MIME type"),
             (["types", "declare", "com.example.todo", "--mime", "application/json", "--conforms-to", "text/plain"], "system type public.json"),
-            (["types", "declare", "com.example.todo", "--mime", "application/json", "--conforms-to", "public.json"], "its own MIME type application/json (public.json); give com.example.todo a MIME type of its own with --mime"),
+            (["types", "declare", "com.example.todo", "--mime", "application/json", "--conforms-to", "public.json"], "itself: public.json is application/json, the MIME type given it; give com.example.todo a MIME type of its own with --mime"),
             (["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to", "com.example.nope"], "declare it first"),
             (["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to", "public.json", "--extension", "a/b"], "extension"),
             (["types", "declare", "com.example.todo", "--mime", "application/x-todo", "--conforms-to", "public.json", "--comment", "a\u{1}b"], "control characters"),

@@ -59,7 +59,8 @@ public struct TypeDeclaration: Sendable, Equatable {
             guard resolved != mime else {
                 // Most often the MIME type was given as the type it should conform to:
                 // `--mime application/json --conforms-to public.json`.
-                throw .invalid("\(identifier) cannot conform to its own MIME type \(mime) (\(parent)); give \(identifier) a MIME type of its own with --mime, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
+                let named = parent == mime.rawValue ? "" : ": \(parent) is \(mime), the MIME type given it"
+                throw .invalid("\(identifier) cannot conform to itself\(named); give \(identifier) a MIME type of its own with --mime, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
             }
             if !parents.contains(resolved) { parents.append(resolved) }
         }
