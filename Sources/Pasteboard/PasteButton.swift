@@ -18,11 +18,13 @@ import Synchronization
 ///
 /// It may be made and used from any isolation (a toolkit's main thread, a test, a service);
 /// the pasteboard is followed on the main actor, so observers hear of ``isEnabled`` there, as
-/// a toolkit binding wants. ``paste(action:)`` runs its action where it is called.
+/// a toolkit binding wants, and the main actor must be running (it is in an app, and in a
+/// program whose `main` is `async`). ``paste(isolation:action:)`` runs its action where it is
+/// called.
 ///
 /// Contents another process wrote `owner-only` (`.visibility(.ownProcess)`) keep their types
-/// listed, as the contract has it, so the button is enabled for them too, and ``paste(action:)``
-/// then throws `AccessDenied`.
+/// listed, as the contract has it, so the button is enabled for them too, and
+/// ``paste(isolation:action:)`` then throws `AccessDenied`.
 @Observable
 public final class PasteButton<Payload: Transferable>: Sendable {
     /// Whether pasting would find something to import.
@@ -35,21 +37,38 @@ public final class PasteButton<Payload: Transferable>: Sendable {
     public let pasteboard: Pasteboard
 
     @ObservationIgnored private let enabled = Mutex(false)
-    @ObservationIgnored private let validator: @MainActor ([Payload]) -> [Payload]
+    /// The validator, run on the main actor; nil for `{ $0 }`, which needs no trip there.
+    @ObservationIgnored private let validate: (@Sendable (sending [Payload]) async -> sending [Payload])?
     @ObservationIgnored private let availability: ImportAvailability<Payload>
+
+    /// A button that pastes every value loaded (`validator` is `{ $0 }`).
+    ///
+    /// - Parameters:
+    ///   - payloadType: What the button pastes.
+    ///   - pasteboard: Where from (`.general` by default).
+    public convenience init(payloadType: Payload.Type, pasteboard: Pasteboard = .general) {
+        self.init(pasteboard: pasteboard, validate: nil)
+    }
 
     /// - Parameters:
     ///   - payloadType: What the button pastes.
     ///   - pasteboard: Where from (`.general` by default).
     ///   - validator: Filters the loaded values before the action sees them; the action runs
     ///     only when something is left (`pasteDestination` semantics). It runs on the main
-    ///     actor, where a toolkit's model lives.
-    public init(
+    ///     actor, where a toolkit's model lives; the values it returns go on to the action, so
+    ///     they are `Sendable`.
+    public convenience init(
         payloadType: Payload.Type, pasteboard: Pasteboard = .general,
-        validator: @escaping @MainActor ([Payload]) -> [Payload] = { $0 }
-    ) {
+        validator: @escaping @MainActor ([Payload]) -> [Payload]
+    ) where Payload: Sendable {
+        self.init(pasteboard: pasteboard) { values in
+            await MainActor.run { validator(values) }
+        }
+    }
+
+    private init(pasteboard: Pasteboard, validate: (@Sendable (sending [Payload]) async -> sending [Payload])?) {
         self.pasteboard = pasteboard
-        self.validator = validator
+        self.validate = validate
         availability = ImportAvailability(pasteboard: pasteboard)
         availability.start { [weak self] state in
             self?.setEnabled(state.canImport)
@@ -58,10 +77,24 @@ public final class PasteButton<Payload: Transferable>: Sendable {
 
     /// Loads every item the payload type can import, validates them, and calls `action` with
     /// the result when it is not empty. Returns whether the action ran.
+    ///
+    /// - Parameters:
+    ///   - isolation: Where `action` runs: the caller's actor (nothing to pass).
+    ///   - action: Receives the validated values, never an empty array.
     @discardableResult
-    nonisolated(nonsending) public func paste(action: ([Payload]) async throws -> Void) async throws -> Bool {
-        let values = try await pasteboard.loadTransferables(type: Payload.self)
-        let valid = await validate(values)
+    public func paste(
+        isolation: isolated (any Actor)? = #isolation, action: ([Payload]) async throws -> Void
+    ) async throws -> Bool {
+        let loaded = try await pasteboard.loadTransferables(type: Payload.self)
+        let valid: [Payload]
+        if let validate {
+            // Made only by the initializer that requires `Payload: Sendable`: the values that go
+            // to the main actor and back are Sendable, which the stored closure's type cannot say.
+            nonisolated(unsafe) let values = loaded
+            valid = await validate(values)
+        } else {
+            valid = loaded
+        }
         guard !valid.isEmpty else { return false }
         try await action(valid)
         return true
@@ -70,13 +103,6 @@ public final class PasteButton<Payload: Transferable>: Sendable {
     /// Re-reads the state from the server (normally unnecessary: changes arrive by signal).
     public func refresh() async {
         await availability.refresh()
-    }
-
-    /// The validator runs on the main actor, where a toolkit's model (what it checks values
-    /// against) lives.
-    @MainActor
-    private func validate(_ values: sending [Payload]) -> sending [Payload] {
-        validator(values)
     }
 
     private func setEnabled(_ value: Bool) {

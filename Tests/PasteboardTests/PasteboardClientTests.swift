@@ -224,12 +224,12 @@ struct PasteboardClientTests {
         #expect(try await !pasteboard.canReadItem(withDataConformingToTypes: []))
     }
 
-    @Test("NSPasteboard's spellings: .string, .URL and .tabularText, and canReadItem with type strings as AppKit takes them")
+    @Test("NSPasteboard's spellings: .string and .tabularText, and canReadItem with type strings as AppKit takes them")
     func appKitSpellings() async throws {
         let world = try await World()
         let pasteboard = world.pasteboard()
         #expect(UTType.string == .utf8PlainText && UTType.string.identifier == "public.utf8-plain-text")
-        #expect(UTType.URL == .url && UTType.tabularText.preferredMIMEType == "text/tab-separated-values;charset=utf-8")
+        #expect(UTType.tabularText.preferredMIMEType == "text/tab-separated-values;charset=utf-8")
         try await pasteboard.setString("hi", forType: .string)
         #expect(try await pasteboard.string(forType: .string) == "hi")
         #expect(try await pasteboard.types?.contains(.string) == true)
@@ -242,8 +242,8 @@ struct PasteboardClientTests {
             try await pasteboard.canReadItem(withDataConformingToTypes: ["not a type"])
         }
 
-        try await pasteboard.setString("https://example.org/\n", forType: .URL)
-        #expect(try await pasteboard.availableType(from: [.png, .URL]) == .URL)
+        try await pasteboard.setString("https://example.org/\n", forType: .url)
+        #expect(try await pasteboard.availableType(from: [.png, .url]) == .url)
     }
 
     // MARK: Items

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -119,6 +120,7 @@ struct PasteTests {
         let files = try payloads.map { try temporaryFile($0) }
         defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
         let writing = Flag()
+        let written = Atomic<Int>(0)
         // Writes the two payloads in turn, back to back, through descriptors (they are above
         // the inline limit).
         let writer = Task {
@@ -133,14 +135,19 @@ struct PasteTests {
                     method: "WriteItemsFd", arguments: [.string("general"), .array(element: "a{sh}", [item]), .dictionary(key: "s", value: "v", [])],
                     timeout: .seconds(10))
                 round += 1
+                written.store(round, ordering: .relaxed)
             }
             return round
         }
         _ = try await world.waitForCount(above: 0)
-        for _ in 0..<20 {
+        // At least 20 pastes, and on until the writer has written 20 times among them: on a
+        // loaded machine (a PostgreSQL store) writes can be slower than pastes.
+        var pastes = 0
+        while pastes < 20 || (written.load(ordering: .relaxed) <= 20 && pastes < 400) {
             let pasted = try await world.pbctl("paste")
             #expect(pasted.status == 0, "\(pasted.err)")
             #expect(payloads.contains(pasted.stdout), "\(pasted.stdout.count) bytes")
+            pastes += 1
         }
         writing.set()
         #expect(try await writer.value > 20, "the writer wrote too little to meet the pastes")

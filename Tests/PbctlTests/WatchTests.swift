@@ -391,11 +391,47 @@ struct WatchTests {
         let watcher = try world.watch("-p", "slow", "watch", "--since", "0", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file], linesFrom: file)
         defer { watcher.stop() }
         let command = try #require(Int32(try await watcher.waitForLines(1)[0]))
-        #expect(Self.isRunning(command))
+        defer { kill(command, SIGKILL) }
+        // Signalled once it is `sleep`: `sh -c` catches SIGINT until its `exec`, which then
+        // drops a SIGINT caught just before.
+        #expect(await eventually { Self.name(of: command) == "sleep" })
         kill(watcher.pid, signal)
         #expect(await eventually(timeout: .seconds(10)) { watcher.exitStatus != nil })
         #expect(watcher.exitStatus == 128 + signal)
         #expect(await eventually(timeout: .seconds(10)) { !Self.isRunning(command) }, "the command outlived its watch")
+    }
+
+    /// A signal the watch was started ignoring (`nohup`, a script's background job) stays
+    /// ignored, by the watch and by its command.
+    @Test func anIgnoredHangUpStaysIgnored() async throws {
+        let world = try await PbctlHarness()
+        expectSuccess(try await world.pbctl("-p", "slow", "copy", input: "start"))
+        let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let script = #"printf '%s\n' "$$" >> "$WATCH_OUTPUT"; exec sleep 120"#
+        let watch = try ChildProcess(
+            "/bin/sh", ["-c", #"trap '' HUP; exec "$0" "$@""#, try Paths.product("pbctl"), "--address", world.bus.address,
+                        "-p", "slow", "watch", "--since", "0", "--exec", "sh", "-c", script],
+            environment: ["WATCH_OUTPUT": file])
+        defer { watch.kill() }
+        let started = await eventually { (FileManager.default.contents(atPath: file)?.count ?? 0) > 1 }
+        #expect(started)
+        let line = String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self)
+        let command = try #require(Int32(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+        defer { kill(command, SIGKILL) }
+        #expect(await eventually { Self.name(of: command) == "sleep" })
+        kill(watch.pid, SIGHUP)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(watch.exitStatus == nil, "the watch ended on a hang-up it was started ignoring")
+        #expect(Self.isRunning(command))
+        kill(watch.pid, SIGTERM)
+        #expect(await eventually(timeout: .seconds(10)) { watch.exitStatus != nil })
+        #expect(await eventually(timeout: .seconds(10)) { !Self.isRunning(command) }, "the command outlived its watch")
+    }
+
+    /// The program `pid` runs now, as the kernel names it.
+    private static func name(of pid: Int32) -> String? {
+        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
     }
 
     /// Whether `pid` runs: it exists and is not a zombie waiting for a parent that reaps it.

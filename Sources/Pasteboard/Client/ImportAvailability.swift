@@ -89,8 +89,11 @@ final class ImportAvailability<Payload: Transferable> {
             canImport = (try? await pasteboard.canReadItem(withDataConformingToTypes: readable)) ?? false
             if canImport, let now = try? await pasteboard.changeCount, now != changeCount { return }
         }
-        guard changeCount >= state.changeCount else { return }
-        state = State(changeCount: changeCount, canImport: canImport)
+        // Once as the current state and once as its signal, a change may come twice: told once,
+        // or a drag a drop has finished would be targeted again until the next change.
+        let new = State(changeCount: changeCount, canImport: canImport)
+        guard changeCount >= state.changeCount, new != state else { return }
+        state = new
         onChange?(state)
     }
 }

@@ -59,20 +59,24 @@ public final class DropDestination<Payload: Transferable>: Sendable {
     /// Drops the targeted drag here: loads every item the payload type can import, and runs
     /// `action` with them when there is at least one.
     ///
-    /// - Parameter action: Receives the values, never an empty array, and returns whether it
-    ///   accepted them.
+    /// - Parameters:
+    ///   - isolation: Where `action` runs: the caller's actor (nothing to pass).
+    ///   - action: Receives the values, never an empty array, and returns whether it accepted
+    ///     them.
     /// - Returns: What `action` returned; `false` without running it when nothing importable
     ///   was being dragged, or the drag was cancelled or replaced before its values were
     ///   loaded.
     /// - Throws: What loading throws (`TransferError`, `PasteboardError`, a connection error)
     ///   or what `action` throws. The drag is finished all the same.
     @discardableResult
-    nonisolated(nonsending) public func drop(action: ([Payload]) async throws -> Bool) async throws -> Bool {
+    public func drop(
+        isolation: isolated (any Actor)? = #isolation, action: ([Payload]) async throws -> Bool
+    ) async throws -> Bool {
         try await drop(at: .zero) { values, _ in try await action(values) }
     }
 
     /// Drops the targeted drag at `location` (in the toolkit's coordinates, `.zero` when not
-    /// given), which the action receives as SwiftUI's does; see ``drop(action:)``.
+    /// given), which the action receives as SwiftUI's does; see ``drop(isolation:action:)``.
     ///
     /// A drag written a moment ago whose `Changed` has not arrived yet is dropped all the same:
     /// when nothing is targeted, the destination asks the server (`Types`, no data) before it
@@ -82,8 +86,9 @@ public final class DropDestination<Payload: Transferable>: Sendable {
     /// pasteboard is emptied if it still holds this drag (one change, which tells the source's
     /// ``DragSession/outcome`` that it was dropped, and turns every destination untargeted).
     @discardableResult
-    nonisolated(nonsending) public func drop(
-        at location: CGPoint = .zero, action: ([Payload], CGPoint) async throws -> Bool
+    public func drop(
+        at location: CGPoint = .zero, isolation: isolated (any Actor)? = #isolation,
+        action: ([Payload], CGPoint) async throws -> Bool
     ) async throws -> Bool {
         if targetedChangeCount == nil { await availability.refresh() }
         guard let expected = targetedChangeCount else { return false }
@@ -122,6 +127,9 @@ public final class DropDestination<Payload: Transferable>: Sendable {
 
     // MARK: Following the drag pasteboard
 
+    /// Every change of the target is made on the main actor, one at a time, where observers
+    /// hear of it; the lock is for readers elsewhere.
+    @MainActor
     private func target(_ changeCount: Int?) {
         let wasTargeted = targeted.withLock { $0 != nil }
         guard wasTargeted != (changeCount != nil) else { return targeted.withLock { $0 = changeCount } }
@@ -133,13 +141,12 @@ public final class DropDestination<Payload: Transferable>: Sendable {
     /// Ends the dropped drag: empties the drag pasteboard if it still holds it. Best effort:
     /// the drop has happened, and a pasteboard that cannot be reached now will be replaced by
     /// the next drag anyway.
-    nonisolated(nonsending) private func finish(_ changeCount: Int) async {
+    private func finish(_ changeCount: Int) async {
         guard (try? await pasteboard.clearContents(ifChangeCount: changeCount)) != nil else { return }
         // Untargeted at once rather than when the emptying's signal arrives, unless a newer
         // drag is targeted already.
-        guard targetedChangeCount == changeCount else { return }
-        withMutation(keyPath: \.isTargeted) {
-            targeted.withLock { if $0 == changeCount { $0 = nil } }
+        await MainActor.run {
+            if targetedChangeCount == changeCount { target(nil) }
         }
     }
 }

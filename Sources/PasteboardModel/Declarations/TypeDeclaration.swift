@@ -59,8 +59,10 @@ public struct TypeDeclaration: Sendable, Equatable {
             guard resolved != mime else {
                 // Most often the MIME type was given as the type it should conform to:
                 // `--mime application/json --conforms-to public.json`.
-                let named = parent == mime.rawValue ? "" : ": \(parent) is \(mime), the MIME type given it"
-                throw .invalid("\(identifier) cannot conform to itself\(named); give \(identifier) a MIME type of its own with --mime, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
+                guard parent != mime.rawValue else {
+                    throw .invalid("\(identifier) cannot conform to itself (\(parent)); leave its own MIME type out of --conforms-to")
+                }
+                throw .invalid("\(identifier) cannot conform to itself: \(parent) is \(mime), the MIME type given it; give \(identifier) a MIME type of its own with --mime, such as application/vnd.example.\(identifier.split(separator: ".").last ?? "type")")
             }
             if !parents.contains(resolved) { parents.append(resolved) }
         }

@@ -285,8 +285,7 @@ final class Server: Sendable {
     /// Whether the bus is the session bus, which a plain `pasteboardd` joins; a bus named with
     /// `--address` needs the server started with the same.
     private var isSessionBus: Bool {
-        guard let session = getenv("DBUS_SESSION_BUS_ADDRESS") else { return false }
-        return String(cString: session) == address
+        Connection.sessionBusAddress() == address
     }
 }
 

@@ -39,25 +39,56 @@ enum ChildProcess {
         return found ? nil : "no such program in PATH"
     }
 
-    /// The process group of the command running now (its pid; 0 while none runs), for the
-    /// signal handlers of ``forwardTerminationSignals()``.
+    /// The process group of the command running now (its pid), ``spawning`` while it is being
+    /// started, 0 while none runs: for the signal handlers of ``forwardTerminationSignals()``.
     private static let running = Atomic<Int32>(0)
+    private static let spawning: Int32 = -1
+    /// A signal that came while a command was being started, for the starter to pass on.
+    private static let deferredSignal = Atomic<Int32>(0)
 
     /// Makes SIGTERM, SIGINT and SIGHUP end the running command with pbctl: the command runs in
     /// a process group of its own, so a `kill` of pbctl (a script's `kill $pid`) or a Ctrl-C
     /// would otherwise leave it running, its parent gone. The signal is passed to the command's
-    /// group, and then ends pbctl as it would have.
+    /// group, and then ends pbctl as it would have. A signal pbctl was started ignoring (`nohup`,
+    /// a script's background job) stays ignored, for it and its command.
     static func forwardTerminationSignals() {
         // Made now, not first in a signal handler.
         _ = running.load(ordering: .relaxed)
+        _ = deferredSignal.load(ordering: .relaxed)
         for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
+            var current = sigaction()
+            guard sigaction(signalNumber, nil, &current) == 0, !isIgnored(current) else { continue }
             signal(signalNumber) { received in
-                let group = ChildProcess.running.load(ordering: .relaxed)
-                if group > 0 { kill(-group, received) }
-                signal(received, SIG_DFL)
-                raise(received)
+                let group = ChildProcess.running.load(ordering: .sequentiallyConsistent)
+                if group == ChildProcess.spawning {
+                    // Its pid is not known yet: the starter passes the signal on when it is.
+                    ChildProcess.deferredSignal.store(received, ordering: .sequentiallyConsistent)
+                    return
+                }
+                ChildProcess.end(group: group, with: received)
             }
         }
+    }
+
+    /// Whether a disposition is SIG_IGN (function pointers compare as addresses).
+    private static func isIgnored(_ disposition: sigaction) -> Bool {
+        guard let handler = disposition.__sigaction_handler.sa_handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+
+    /// Sends SIGTERM to the command running now, if one is, as pbctl ends for another reason
+    /// (the reader of its output left).
+    static func endRunning() {
+        let group = running.load(ordering: .sequentiallyConsistent)
+        if group > 0 { kill(-group, SIGTERM) }
+    }
+
+    /// Passes `received` on to `group` (when there is one), then ends pbctl with it. Only
+    /// async-signal-safe calls: a signal handler runs it.
+    private static func end(group: Int32, with received: Int32) {
+        if group > 0 { kill(-group, received) }
+        signal(received, SIG_DFL)
+        raise(received)
     }
 
     /// Starts `arguments` (the first is the program, found as ``problem(running:)`` says, and
@@ -104,6 +135,7 @@ enum ChildProcess {
         environment += additions.map { "\($0.0)=\($0.1)" }
 
         var pid = pid_t()
+        running.store(spawning, ordering: .sequentiallyConsistent)
         let result = withCStrings(arguments) { argv in
             withCStrings(environment) { envp in
                 // posix_spawnp: a name without `/` is looked for in PATH, as a shell does.
@@ -113,11 +145,15 @@ enum ChildProcess {
         if case .descriptor(let fd) = input { close(fd) }
         if let feed { close(feed.read) }
         guard result == 0 else {
+            running.store(0, ordering: .sequentiallyConsistent)
+            let deferred = deferredSignal.exchange(0, ordering: .sequentiallyConsistent)
+            if deferred != 0 { end(group: 0, with: deferred) }
             if let feed { close(feed.write) }
             throw SystemError(result)
         }
-        running.store(pid, ordering: .relaxed)
-        defer { running.store(0, ordering: .relaxed) }
+        running.store(pid, ordering: .sequentiallyConsistent)
+        let deferred = deferredSignal.exchange(0, ordering: .sequentiallyConsistent)
+        if deferred != 0 { end(group: pid, with: deferred) }
         if let feed, case .bytes(let bytes) = input {
             do {
                 try Threads.detach {
@@ -131,18 +167,25 @@ enum ChildProcess {
         await waitForExit(pid)
     }
 
-    /// Waits on a thread of its own, so the main thread goes on serving other work.
+    /// Waits on a thread of its own, so the main thread goes on serving other work. The
+    /// command is forgotten by the signal handlers before it is reaped: once reaped, its pid may
+    /// be another process's.
     private static func waitForExit(_ pid: pid_t) async {
+        @Sendable func reap() {
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+            running.store(0, ordering: .sequentiallyConsistent)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             do {
                 try Threads.detach {
-                    var status: Int32 = 0
-                    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                    reap()
                     done.resume()
                 }
             } catch {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                reap()
                 done.resume()
             }
         }

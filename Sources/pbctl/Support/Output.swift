@@ -40,7 +40,8 @@ enum Output {
                 guard ready > 0, stdout.revents & Int16(POLLERR) != 0 else { return }
                 // `_exit`, not `exit`: from this thread, `exit`'s clean-up could wait forever
                 // for a lock the main thread holds. pbctl writes its output unbuffered, so
-                // there is nothing to flush.
+                // there is nothing to flush. A `watch --exec` command running now ends too.
+                ChildProcess.endRunning()
                 _exit(ExitStatus.success.rawValue)
             }
         }
