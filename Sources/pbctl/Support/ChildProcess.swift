@@ -59,12 +59,12 @@ enum ChildProcess {
             var current = sigaction()
             guard sigaction(signalNumber, nil, &current) == 0, !isIgnored(current) else { continue }
             signal(signalNumber) { received in
+                // Left for the starter before its state is read: a starter that stores the pid
+                // after this read takes the signal when it looks for one, right after storing.
+                ChildProcess.deferredSignal.store(received, ordering: .sequentiallyConsistent)
                 let group = ChildProcess.running.load(ordering: .sequentiallyConsistent)
-                if group == ChildProcess.spawning {
-                    // Its pid is not known yet: the starter passes the signal on when it is.
-                    ChildProcess.deferredSignal.store(received, ordering: .sequentiallyConsistent)
-                    return
-                }
+                // Its pid is not known yet: the starter passes the signal on when it is.
+                guard group != ChildProcess.spawning else { return }
                 ChildProcess.end(group: group, with: received)
             }
         }
