@@ -1,7 +1,6 @@
 import DBus
 @testable import DesktopClipboard
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -327,25 +326,16 @@ struct DesktopX11Tests {
     func displayComesAndGoes() async throws {
         let desktop = try await X11World()
         // The Desktop property is invalidated when the display is lost and when it is back.
-        let listener = try Connection.connect(address: desktop.world.bus.address)
-        defer { listener.close() }
-        let signals = try await listener.signals(matching: MatchRule(
-            path: "/org/pasteboardd/Pasteboard1", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        let invalidated = Mutex<[[String]]>([])
-        let collector = Task {
-            for await signal in signals { invalidated.withLock { $0.append(signal.arguments().last?.stringArrayValue ?? []) } }
-        }
-        defer { collector.cancel() }
-        _ = try await desktop.world.changeCount()
+        let properties = try await PropertiesChangedRecorder(address: desktop.world.bus.address)
         desktop.x11.stop()
-        #expect(await eventually { invalidated.withLock { $0.filter { $0 == ["Desktop"] }.count } == 1 }, "\(invalidated.withLock { $0 })")
+        #expect(await eventually { properties.invalidated.filter { $0 == ["Desktop"] }.count == 1 }, "\(properties.invalidated)")
         #expect(try await desktop.world.pbctl("info").out.contains("desktop: ") == false)
         expectSuccess(try await desktop.world.pbctl("copy", input: "no display"))
         expectSuccess(try await desktop.world.pbctl("paste"), stdout: "no display")
         try await desktop.x11.restart()
         // The bridge retries within seconds; a copy in an app then arrives again.
         try await desktop.waitUntilBridged()
-        #expect(await eventually { invalidated.withLock { $0.filter { $0 == ["Desktop"] }.count } == 2 }, "\(invalidated.withLock { $0 })")
+        #expect(await eventually { properties.invalidated.filter { $0 == ["Desktop"] }.count == 2 }, "\(properties.invalidated)")
         // What was copied while it was away is the clipboard once it is back.
         try await desktop.waitUntilOffered("UTF8_STRING")
         expectSuccess(try await desktop.xclip("-selection", "clipboard", "-o"), stdout: "no display")

@@ -171,29 +171,20 @@ struct SharedStoreTests {
     @Test("A name listed or unlisted on one host invalidates Pasteboards on the other too (PropertiesChanged), once each")
     func listingChangesReachTheOtherHost() async throws {
         let hosts = try await TwoHosts()
-        let listener = try Connection.connect(address: hosts.b.bus.address)
-        defer { listener.close() }
-        let signals = try await listener.signals(matching: MatchRule(
-            path: "/org/pasteboardd/Pasteboard1", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        let received = Mutex<[[DBusValue]]>([])
-        let collector = Task {
-            for await signal in signals { received.withLock { $0.append(signal.arguments()) } }
-        }
-        defer { collector.cancel() }
-        _ = try await hosts.b.changeCount()
+        let properties = try await PropertiesChangedRecorder(address: hosts.b.bus.address)
         let invalidated: [DBusValue] = [.string("org.pasteboardd.Pasteboard1"), .dictionary(key: "s", value: "v", []), .strings(["Pasteboards"])]
 
         expectSuccess(try await hosts.a.pbctl("-p", "listed-on-a", "copy", input: "one"))
         expectSuccess(try await hosts.a.pbctl("-p", "listed-on-a", "copy", input: "two"))
         _ = try await hosts.b.waitForCount(of: "listed-on-a", above: 1)
-        #expect(await eventually { received.withLock { $0.count } >= 1 })
+        #expect(await eventually { properties.signals.count >= 1 })
         #expect(try await hosts.b.pbctl("list").out.split(separator: "\n").contains("listed-on-a"))
         expectSuccess(try await hosts.a.pbctl("-p", "listed-on-a", "remove"))
         _ = try await hosts.b.waitForCount(of: "listed-on-a", above: 2)
-        #expect(await eventually { received.withLock { $0.count } >= 2 })
+        #expect(await eventually { properties.signals.count >= 2 })
         // Time for one too many to arrive.
         try await Task.sleep(for: .milliseconds(300))
-        #expect(received.withLock { $0 } == [invalidated, invalidated])
+        #expect(properties.signals == [invalidated, invalidated])
         #expect(!(try await hosts.b.pbctl("list").out.split(separator: "\n").contains("listed-on-a")))
     }
 
