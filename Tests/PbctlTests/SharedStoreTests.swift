@@ -162,10 +162,15 @@ struct SharedStoreTests {
             }
         }
         b.send(SIGCONT)
+        // B may answer `ChangeCount` with the first write's count before it has sent that
+        // write's `Changed` (a reply to a local write comes before its signal too): that signal
+        // can arrive here, and is not among the changes this test makes.
         _ = await eventually { received.withLock { $0.count } >= expected.count }
         // Time for any signal too many (a change announced twice) to arrive.
         try await Task.sleep(for: .milliseconds(300))
-        #expect(received.withLock { $0 } == expected)
+        var made = received.withLock { $0 }
+        if made.first == "Changed gone \(start) [\"text/plain\"]" { made.removeFirst() }
+        #expect(made == expected)
     }
 
     @Test("A name listed or unlisted on one host invalidates Pasteboards on the other too (PropertiesChanged), once each")
