@@ -1,6 +1,7 @@
 import CDBus
 @testable import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -8,6 +9,8 @@ import TestSupport
 final class SlowEchoObject: DBusObject {
     let introspectionXML = "<node/>"
     let word: String
+    /// How many `Hang` calls have arrived: a test waits for its call to reach the callee.
+    let hung = Mutex(0)
 
     init(word: String) { self.word = word }
 
@@ -17,7 +20,7 @@ final class SlowEchoObject: DBusObject {
             let word = self.word
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { call.reply([.string(word)]) }
         case "Hang":
-            break
+            hung.withLock { $0 += 1 }
         default:
             call.fail(.unknownMethod("no \(call.member)"))
         }
@@ -34,9 +37,10 @@ struct ReplySenderTests {
     let server: Connection
     let client: Connection
     let attacker: Connection
+    let slow = SlowEchoObject(word: "genuine")
 
     init() async throws {
-        let served = try await ServedObject(SlowEchoObject(word: "genuine"), at: "/org/example/Slow", name: "org.example.Slow")
+        let served = try await ServedObject(slow, at: "/org/example/Slow", name: "org.example.Slow")
         (bus, server, client) = (served.bus, served.server, served.client)
         attacker = try Connection.connect(address: bus.address)
     }
@@ -97,7 +101,7 @@ struct ReplySenderTests {
         let call = Task {
             try await client.call(destination: server.uniqueName, path: "/org/example/Slow", interface: "org.example.Slow", method: "Hang", timeout: .seconds(20))
         }
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually { slow.hung.withLock { $0 } > 0 }, "Hang never arrived")
         let started = ContinuousClock.now
         server.close()
         await #expect { try await call.value } throws: { error in

@@ -181,7 +181,7 @@ extension StressTests {
             #expect(h.server.terminate() == 0, "\(h.server.log)")
             let result = await transfer.result
             #expect(throws: (any Error).self, "the interrupted write succeeded") { try result.get() }
-            #expect(await feeder.wait(timeout: .seconds(5)), "the writer still writes")
+            #expect(await feeder.wait(timeout: .seconds(30)), "the writer still writes")
             // The interrupted transfer wrote to an unnamed file: nothing of it is left.
             #expect(Self.blobFiles(h.server.storeDirectory) == blobsBefore, "a clean stop leaves the interrupted transfer's file behind")
 
@@ -194,9 +194,9 @@ extension StressTests {
         }
 
         /// A `WriteItemsFd` from a writer that sends 64 KiB every 10 ms and never ends. Only the
-        /// call holds the pipe's read end, so the writer stops once the call is over.
+        /// call holds the pipe's read end, so the writer stops once the call is over (EPIPE).
         static func startEndlessTransfer(_ h: Harness) throws -> (Task<UInt64, any Error>, PipeFeeder) {
-            let (reader, feeder) = try PipeFeeder.start(count: nil, idleTimeout: .seconds(2)) { index in
+            let (reader, feeder) = try PipeFeeder.start(count: nil, idleTimeout: .seconds(20)) { index in
                 usleep(10_000)
                 return [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 65536)
             }

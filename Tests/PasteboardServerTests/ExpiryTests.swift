@@ -18,9 +18,14 @@ struct ExpiryTests {
         // Taken before the call: the server sets the expiry when the call reaches it, later.
         let written = ContinuousClock.now
         #expect(try await h.write([[(Self.text, "brief".bytes)], [("image/png", [1, 2])]], options: [("expires-in-ms", .uint64(6000))]) == 2)
-        // Until then, the contents are there as written.
-        #expect(try await h.readData(Self.text) == (2, "brief".bytes))
-        #expect(try await h.types() == (2, [Self.text, "image/png"]))
+        // Until then, the contents are there as written (checked when the reads were over
+        // within the 6 s, which a stalled machine may pass).
+        let read = try? await h.readData(Self.text)
+        let types = try await h.types()
+        if ContinuousClock.now - written < .seconds(6) {
+            #expect(read.map { $0 == (2, "brief".bytes) } == true)
+            #expect(types == (2, [Self.text, "image/png"]))
+        }
 
         let announced = Array(await signals.announcements(3, timeout: .seconds(20)).dropFirst())
         let cleared = ContinuousClock.now - written
@@ -54,11 +59,15 @@ struct ExpiryTests {
     @Test func anExpiryDueWhileTheServerIsDownClearsAtTheNextStart() async throws {
         let h = try await Harness()
         try await h.write(text: "plain", to: "other")
+        let asked = ContinuousClock.now
         #expect(try await h.write([[(Self.text, "brief".bytes)]], options: [("expires-in-ms", .uint64(6000))]) == 1)
         let written = ContinuousClock.now
         // Killed at once: a graceful shutdown that took longer than the expiry would clear it
         // itself (the expiry leaves room for a busy machine between the write and the kill).
         h.server.kill9()
+        // A machine that stalled the test for the 6 s let the server clear it before the kill,
+        // its signal unheard: the case this test is about did not happen.
+        guard ContinuousClock.now - asked < .seconds(6) else { return }
         try await Task.sleep(for: .milliseconds(6300) - (ContinuousClock.now - written))
         let signals = try await h.recordSignals()
         try await h.server.restart()
@@ -82,8 +91,12 @@ struct ExpiryTests {
         _ = await signals.announcements(1, timeout: .seconds(5))
         h.server.kill9()
         try await h.server.restart()
-        // Still there after the crash: durable until it expires ...
-        #expect(try await h.readData(Self.text) == (1, "brief".bytes))
+        // Still there after the crash: durable until it expires (checked when the restart and
+        // the read were over within the 15 s, which a stalled machine may pass) ...
+        let read = try? await h.readData(Self.text)
+        if ContinuousClock.now - written < .seconds(15) {
+            #expect(read.map { $0 == (1, "brief".bytes) } == true)
+        }
         // ... and cleared at the time set when it was written, not 15 s after the restart.
         #expect(await signals.announcements(2, timeout: .seconds(40)).last == Announcement("general", 2, []))
         let cleared = ContinuousClock.now - written

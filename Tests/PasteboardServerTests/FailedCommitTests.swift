@@ -74,7 +74,8 @@ struct FailedCommitTests {
         // enough to take the queue.)
         let other = try h.connect()
         let blocker = Task { await h.expectFailure("QuotaExceeded", "WriteItems", [.string("x"), Harness.inlineItems([[("text/plain", Self.takesTheQueue)]]), Harness.options([])], on: other) }
-        try await Task.sleep(for: .milliseconds(300))
+        // Time for it to reach the queue on a loaded machine, with 8 s of its 10 left.
+        try await Task.sleep(for: .seconds(2))
         writer.send([try Message.methodCall(
             destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WritePromised",
             arguments: [.string("p"), .array(element: "as", [.strings(["text/plain"])]), Harness.options([])])])
@@ -96,12 +97,18 @@ struct FailedCommitTests {
     func anExpiryThatCannotBeSavedIsTriedAgain() async throws {
         let h = try await Harness()
         let signals = try await h.recordSignals()
-        #expect(try await h.write([[("text/plain", Array("password".utf8))]], to: "e", options: [("expires-in-ms", .uint64(6000))]) == 1)
-        // Due while the store is locked: the first attempt waits 10 s and fails. Held until 17 s
-        // after it is taken, which a loaded machine may take seconds to do, but fewer than 6.
-        let lock = try await Self.lockStore(h, seconds: 17)
+        let asked = ContinuousClock.now
+        #expect(try await h.write([[("text/plain", Array("password".utf8))]], to: "e", options: [("expires-in-ms", .uint64(15_000))]) == 1)
+        // Due while the store is locked: the first attempt waits 10 s and fails. Held until
+        // that is logged, however long a loaded machine takes to get there.
+        let lock = try await Self.lockStore(h, seconds: 90, untilReleased: true)
+        // A machine that stalled the test for the 15 s let the expiry be saved before the lock:
+        // the case this test is about did not happen.
+        guard ContinuousClock.now - asked < .seconds(15) else { return }
+        #expect(await eventually(timeout: .seconds(60)) { h.server.log.contains("trying again") }, "\(h.server.log)")
+        lock.send(Data())
         _ = try await lock.wait(timeout: .seconds(30))
-        #expect(await signals.announcements(2, timeout: .seconds(15)).last == Announcement("e", 2, []), "\(signals.announcements)")
+        #expect(await signals.announcements(2, timeout: .seconds(30)).last == Announcement("e", 2, []), "\(signals.announcements)")
         #expect(try await h.types("e") == (2, []))
         #expect(h.server.log.contains("trying again"), "\(h.server.log)")
     }

@@ -222,7 +222,7 @@ final class Harness: Sendable {
     func recordSignals(on connection: Connection? = nil) async throws -> SignalRecorder {
         let connection = connection ?? client
         let recorder = SignalRecorder(connection, try await connection.signals(matching: MatchRule(path: Self.path, interface: Self.interface)))
-        if let barrier = try? await reply("ChangeCount", [.string("general")], timeout: .seconds(5)), let sender = barrier.sender {
+        if let barrier = try? await reply("ChangeCount", [.string("general")], timeout: .seconds(20)), let sender = barrier.sender {
             recorder.ignore(from: sender, below: barrier.serial)
         }
         return recorder
@@ -287,7 +287,7 @@ final class SignalRecorder: Sendable {
 
     /// Waits until at least `count` signals have arrived (or `timeout` has passed), and returns
     /// every signal received by then.
-    func wait(for count: Int, timeout: Duration = .seconds(5)) async -> [Signal] {
+    func wait(for count: Int, timeout: Duration = .seconds(20)) async -> [Signal] {
         let deadline = ContinuousClock.now + timeout
         while box.signals.count < count, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
@@ -404,6 +404,8 @@ final class PipeFeeder: Sendable {
         var written = 0
         var finished = false
         var lastWrite: ContinuousClock.Instant?
+        /// The longest time between two writes that took bytes, the first one's wait included.
+        var longestPause: Duration = .zero
     }
 
     /// Shared with the writing thread.
@@ -419,6 +421,9 @@ final class PipeFeeder: Sendable {
     var written: Int { state.progress.withLock { $0.written } }
     /// When the last bytes went in.
     var lastWrite: ContinuousClock.Instant? { state.progress.withLock { $0.lastWrite } }
+    /// The longest the writer went without writing, its own pauses and the machine's stalls
+    /// together: a test whose server gave up on an idle writer checks the writer was idle.
+    var longestPause: Duration { state.progress.withLock { $0.longestPause } }
 
     /// Starts writing `chunk(0)`, `chunk(1)`, … (up to `count` chunks, endlessly when nil) into
     /// a new pipe, and returns its read end for the server.
@@ -426,9 +431,10 @@ final class PipeFeeder: Sendable {
     /// The write end belongs to the feeder: it closes after the last chunk (the reader sees the
     /// end of the data), unless `keepOpen`, which keeps it open as long as the feeder lives (a
     /// writer that stalls). The feeder stops early when the reader goes away or takes nothing
-    /// for `idleTimeout`.
+    /// for `idleTimeout`: a minute by default, since a loaded machine can stall the server for
+    /// seconds, and a feeder that gave up then would hand it a short stream as if complete.
     static func start(
-        count: Int?, keepOpen: Bool = false, idleTimeout: Duration = .seconds(5),
+        count: Int?, keepOpen: Bool = false, idleTimeout: Duration = .seconds(60),
         chunk: @escaping @Sendable (Int) -> [UInt8]
     ) throws -> (reader: UnixFileDescriptor, feeder: PipeFeeder) {
         let (reader, writer) = try Descriptors.pipe()
@@ -440,6 +446,7 @@ final class PipeFeeder: Sendable {
         keptOpen = keepOpen ? writer : nil
         let thread = Thread { [state] in
             defer { state.progress.withLock { $0.finished = true } }
+            var previous = ContinuousClock.now
             var index = 0
             while count.map({ index < $0 }) ?? true {
                 let bytes = chunk(index)
@@ -450,9 +457,12 @@ final class PipeFeeder: Sendable {
                     if result > 0 {
                         offset += result
                         idleSince = ContinuousClock.now
+                        let pause = idleSince - previous
+                        previous = idleSince
                         state.progress.withLock {
                             $0.written += result
                             $0.lastWrite = idleSince
+                            $0.longestPause = max($0.longestPause, pause)
                         }
                     } else if result < 0, errno == EAGAIN || errno == EINTR {
                         guard ContinuousClock.now - idleSince < idleTimeout else { return }

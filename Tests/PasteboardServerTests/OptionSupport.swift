@@ -29,7 +29,7 @@ extension SignalRecorder {
 
     /// Waits until at least `count` `Changed` signals have arrived (or `timeout` has passed),
     /// and returns them all.
-    func announcements(_ count: Int, timeout: Duration = .seconds(5)) async -> [Announcement] {
+    func announcements(_ count: Int, timeout: Duration = .seconds(20)) async -> [Announcement] {
         let deadline = ContinuousClock.now + timeout
         while announcements.count < count, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))

@@ -11,7 +11,8 @@ import TestSupport
 struct ProviderAnswerTests {
     @Test(.timeLimit(.minutes(5)))
     func anotherClientsReplyIsNotTheWritersAnswer() async throws {
-        let h = try await Harness()
+        // The writer answers after 1 s: 30 s for it, not the default 5, on a loaded machine.
+        let h = try await Harness(limits: ["provider-timeout-ms=30000"])
         let writer = try h.connect()
         let provider = TestProvider(["text/plain": Array("genuine".utf8)], delaySeconds: 1)
         try writer.export(provider, at: "/org/pasteboardd/Provider1")

@@ -147,9 +147,13 @@ struct TransferSpeedPathTests {
         let started = ContinuousClock.now
         let error = await h.expectFailure("InvalidArgument", "WriteItemsFd", [.string("general"), Harness.descriptorItems([[(Self.type, reader)]]), Harness.options([])])
         #expect(error?.message.contains("transfer-idle-timeout-ms") == true, "\(String(describing: error))")
-        #expect(feeder.written == 4 * 65536)
+        // A writer the machine left unscheduled for the limit was idle, and rightly cut off
+        // before its last byte.
+        if feeder.longestPause < .milliseconds(450) {
+            #expect(feeder.written == 4 * 65536)
+        }
         let waited = ContinuousClock.now - (feeder.lastWrite ?? started)
-        #expect(waited >= .milliseconds(450) && waited < .seconds(10), "gave up \(waited) after the last byte")
+        #expect(waited >= .milliseconds(450) && waited < .seconds(15), "gave up \(waited) after the last byte")
         #expect(Self.blobFiles(h).isEmpty)
         #expect(try await h.changeCount() == 0)
     }

@@ -90,9 +90,9 @@ final class CallMonitor: Sendable {
             try Paths.executable(named: "dbus-monitor"),
             ["--address", world.address, "--profile", "type='method_call',destination='\(PasteboardProxy.busName)'"],
             standardOutput: .appending(output), standardError: .standardOutput)
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(20)
         while !members.contains("ChangeCount") {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("dbus-monitor saw no call within 5 s:\n\(log)") }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("dbus-monitor saw no call within 20 s:\n\(log)") }
             _ = try await probe.changeCount
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -186,7 +186,7 @@ final class ChangeRecorder: Sendable {
     }
 
     /// The first change recorded that satisfies `predicate`, waiting up to `timeout`.
-    func first(timeout: Duration = .seconds(5), where predicate: @escaping (PasteboardChange) -> Bool) async -> PasteboardChange? {
+    func first(timeout: Duration = .seconds(20), where predicate: @escaping (PasteboardChange) -> Bool) async -> PasteboardChange? {
         _ = await eventually(timeout: timeout) { self.changes.all.contains(where: predicate) }
         return changes.all.first(where: predicate)
     }

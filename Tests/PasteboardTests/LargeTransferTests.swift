@@ -164,7 +164,7 @@ struct LargeTransferTests {
 
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(fractions.all.allSatisfy { $0 < 1 }, "cancelled before the end: \(fractions.all.suffix(3))")
         #expect(leftovers(since: before, extension: "mov") == [])
 

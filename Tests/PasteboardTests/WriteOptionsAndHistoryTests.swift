@@ -104,10 +104,11 @@ struct WriteOptionsAndHistoryTests {
         #expect(try await eventually { try await pasteboard.types == nil })
         #expect(try await pasteboard.changeCount == 2)
 
+        let made = Date()
         let options = WriteOptions.concealed(for: 30)
         #expect(options.isConcealed)
-        let seconds = try #require(options.expirationDate).timeIntervalSinceNow
-        #expect(seconds > 25 && seconds <= 30)
+        let seconds = try #require(options.expirationDate).timeIntervalSince(made)
+        #expect(seconds >= 30 && seconds < 35)
         #expect(WriteOptions.milliseconds(until: Date(timeIntervalSinceNow: -1)) == 1)
         #expect(WriteOptions.milliseconds(until: .distantFuture) > 1_000_000_000)
     }

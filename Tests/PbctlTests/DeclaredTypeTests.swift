@@ -263,7 +263,7 @@ struct DeclaredTypeTests {
             return
         }
         // No call from here on: only the server's own reading can find the broken package.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !server.log.contains("broken.xml") {
             guard ContinuousClock.now < deadline else {
                 Issue.record("the server did not read the database after it changed:\n\(server.log)")

@@ -90,16 +90,16 @@ struct DesktopWaylandTests {
             environment: desktop.sway.environment)
         watching.send(Data())
         defer { watching.kill() }
-        // wl-paste reports the selection it finds first (none yet: one empty line).
+        // wl-paste may report the empty selection it finds first as an empty line, late on a
+        // loaded machine: leading empty lines are that report, not a copy.
         try await Task.sleep(for: .milliseconds(300))
-        let startLines = lines(log)
 
         for text in ["one", "two", "three"] {
             expectSuccess(try await desktop.world.pbctl("copy", input: text))
             try await waitUntil { lines(log).last == text }
         }
         try await Task.sleep(for: .milliseconds(500))
-        #expect(Array(lines(log).dropFirst(startLines.count)) == ["one", "two", "three"])
+        #expect(Array(lines(log).drop { $0.isEmpty }) == ["one", "two", "three"])
 
         let watcher = try desktop.world.watch("watch", "--json")
         defer { watcher.stop() }
@@ -183,7 +183,7 @@ struct DesktopWaylandTests {
         #expect(failed.status == 1, "\(failed)")
         #expect(failed.err.contains("did not send its text/html data: no data arrived"), "\(failed.err)")
         #expect(failed.err.contains("(provider-timeout-ms)"), "\(failed.err)")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(ContinuousClock.now - started < .seconds(20))
         withExtendedLifetime((delegate, writeEnd)) {}
     }
 
@@ -227,9 +227,9 @@ struct DesktopWaylandTests {
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("condition not met within 10 s") }
+            guard ContinuousClock.now < deadline else { throw TestSupportError("condition not met within 30 s") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

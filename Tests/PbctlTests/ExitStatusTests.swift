@@ -53,9 +53,11 @@ struct ExitStatusTests {
         let server = try #require(world.server)
         server.send(SIGSTOP)
         defer { server.send(SIGCONT) }
+        try #require(await eventually { server.processState?.state == "T" }, "the server did not stop: \(String(describing: server.processState))")
         let started = ContinuousClock.now
         let result = try await runProgram(try Paths.product("pbctl"), ["--address", world.bus.address, "count"], timeout: .seconds(90))
-        #expect(result.status == 69, "\(result)")
+        // Once seen answering while stopped: whether something let it go on says which.
+        #expect(result.status == 69, "\(result)\nthe server now: \(String(describing: server.processState))")
         #expect(result.err.contains("did not answer") && result.err.contains(world.bus.address), "\(result.err)")
         let waited = ContinuousClock.now - started
         #expect(waited >= .seconds(24), "answered after \(waited): \(result); the server's log: \(server.log)")

@@ -51,7 +51,8 @@ struct ImpostorTests {
     /// used: it prints the provider's data.
     @Test(.timeLimit(.minutes(5)))
     func aReplyFromAnotherClientIsNotThePaste() async throws {
-        let world = try await PbctlHarness()
+        // The writer answers after 2 s: 30 s for it, not the default 5, on a loaded machine.
+        let world = try await PbctlHarness(limits: ["provider-timeout-ms=30000"])
         let writer = try Connection.connect(address: world.bus.address)
         defer { writer.close() }
         let provider = AnsweringProvider([Self.text: Array("genuine".utf8)], delaySeconds: 2)

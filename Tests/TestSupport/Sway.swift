@@ -27,7 +27,7 @@ public final class HeadlessSway: Sendable {
         ["XDG_RUNTIME_DIR": runtimeDirectory, "WAYLAND_DISPLAY": display]
     }
 
-    /// Starts sway and waits (up to 10 s) until its socket accepts connections.
+    /// Starts sway and waits (up to 30 s) until its socket accepts connections.
     ///
     /// - Throws: when sway is not installed (the test then fails: it needs the `sway` package),
     ///   or does not start listening in time.
@@ -63,7 +63,7 @@ public final class HeadlessSway: Sendable {
             newProcessGroup: true)
         runtimeDirectory = runtime
 
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         var found: String?
         while found == nil {
             found = Self.listeningSocket(in: runtime)
@@ -72,7 +72,7 @@ public final class HeadlessSway: Sendable {
                 Glibc.kill(pid, SIGKILL)
                 _ = reap(pid)
                 let log = (try? String(contentsOfFile: directory + "/sway.log", encoding: .utf8)) ?? ""
-                throw TestSupportError("sway did not start listening in \(runtime) within 10 s:\n\(log.suffix(2000))")
+                throw TestSupportError("sway did not start listening in \(runtime) within 30 s:\n\(log.suffix(2000))")
             }
             usleep(5_000)
         }

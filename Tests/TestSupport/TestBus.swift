@@ -21,11 +21,11 @@ public final class TestBus: Sendable {
             try Paths.executable(named: "dbus-daemon"),
             ["--config-file=\(Paths.repository)/dbus/session-test.conf", "--nofork", "--address=\(address)"],
             newProcessGroup: true)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !Self.accepts(socket) {
             guard ContinuousClock.now < deadline else {
                 kill(pid, SIGKILL)
-                throw TestSupportError("dbus-daemon did not start listening on \(socket) within 10 s")
+                throw TestSupportError("dbus-daemon did not start listening on \(socket) within 30 s")
             }
             usleep(2_000)
         }

@@ -109,7 +109,14 @@ public final class TestServer: Sendable {
     /// The arguments the server is started with.
     public var arguments: [String] {
         ["--address", bus.address, "--state-dir", stateDirectory, "--desktop", desktop?.mode ?? "off"]
-            + (store.map { ["--store", $0] } ?? []) + limits.flatMap { ["--limit", $0] }
+            + (store.map { ["--store", $0] } ?? []) + (limits + Self.patientLimits(besides: limits)).flatMap { ["--limit", $0] }
+    }
+
+    /// `provider-timeout-ms` of 20 s rather than the server's 5, unless the test sets its own: a
+    /// loaded machine has stalled a test's provider, or the app behind a desktop paste, for
+    /// seconds, and no test counts on the default to end a wait.
+    static func patientLimits(besides limits: [String]) -> [String] {
+        limits.contains { $0.hasPrefix("provider-timeout-ms=") } ? [] : ["provider-timeout-ms=20000"]
     }
 
     /// Everything the server has written to standard error so far, over all its runs (bytes
@@ -135,6 +142,17 @@ public final class TestServer: Sendable {
     public func send(_ signal: Int32) {
         guard let pid = running.withLock({ $0?.pid }) else { return }
         kill(pid, signal)
+    }
+
+    /// The server's state as the kernel tells it (`/proc/PID/stat`: `R`, `S`, `T` when
+    /// stopped, …) and its process id; nil when it is not running. For tests that stop it, and
+    /// for their failure messages.
+    public var processState: (state: Character, pid: pid_t)? {
+        guard let pid = running.withLock({ $0?.pid }),
+              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")"), stat.distance(from: end, to: stat.endIndex) > 2
+        else { return nil }
+        return (stat[stat.index(end, offsetBy: 2)], pid)
     }
 
     /// Kills the server with SIGKILL (a crash) and waits until it is gone.

@@ -18,18 +18,18 @@ public final class VirtualX11: Sendable {
     /// What a client needs to reach this display: `DISPLAY`.
     public var environment: [String: String] { ["DISPLAY": display] }
 
-    /// Starts Xvfb and waits (up to 10 s) until it is ready.
+    /// Starts Xvfb and waits (up to 30 s) until it is ready.
     ///
     /// - Throws: when Xvfb is not installed (the test then fails: it needs the `xvfb` package),
     ///   or does not start in time.
     public init() async throws {
         let child = try ChildProcess(try Self.xvfb(), ["-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0", "640x480x24"])
         child.send(Data())
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !child.stdout.contains(UInt8(ascii: "\n")) {
             guard ContinuousClock.now < deadline, child.exitStatus == nil else {
                 child.kill()
-                throw TestSupportError("Xvfb did not start within 10 s: \(String(decoding: child.stderr, as: UTF8.self))")
+                throw TestSupportError("Xvfb did not start within 30 s: \(String(decoding: child.stderr, as: UTF8.self))")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -52,7 +52,7 @@ public final class VirtualX11: Sendable {
         stop()
         let number = display.dropFirst()
         let socket = "/tmp/.X11-unix/X\(number)"
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let child = try ChildProcess(try Self.xvfb(), [display, "-nolisten", "tcp", "-noreset", "-screen", "0", "640x480x24"])
             child.send(Data())

@@ -13,7 +13,7 @@ import TestSupport
 /// ```
 final class Watcher: Sendable {
     /// The default time to wait for output.
-    static let patience: Duration = .seconds(10)
+    static let patience: Duration = .seconds(30)
 
     private let child: ChildProcess
     /// Where ``lines`` come from instead of stdout: a file an `--exec` command appends to.

@@ -42,7 +42,7 @@ final class WaylandWorld: Sendable {
     /// and returns the types then listed.
     @discardableResult
     func waitUntilOffered(_ type: String, primary: Bool = false) async throws -> [String] {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let listed = primary ? try await wlPaste("--primary", "--list-types") : try await wlPaste("--list-types")
             let types = listed.out.split(separator: "\n").map(String.init)

@@ -64,7 +64,7 @@ final class X11World: Sendable {
     /// and returns the targets then listed.
     @discardableResult
     func waitUntilOffered(_ type: String, selection: String = "clipboard") async throws -> [String] {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let targets = try await xclip("-selection", selection, "-o", "-t", "TARGETS")
             let listed = targets.out.split(separator: "\n").map(String.init)
