@@ -47,7 +47,7 @@ public enum PasteboardInterface {
     }
 
     /// `text` in single quotes for a POSIX shell, each `'` in it written `'\''`.
-    static func shellQuoted(_ text: String) -> String {
+    public static func shellQuoted(_ text: String) -> String {
         "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 

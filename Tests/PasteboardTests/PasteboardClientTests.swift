@@ -362,6 +362,8 @@ struct PasteboardClientTests {
         #expect(error?.address == world.address)
         #expect(error?.description.contains(world.address) == true)
         #expect(error?.dbusErrorName.hasPrefix("org.freedesktop.DBus.Error.") == true)
+        // The test's bus is not the session bus: the server to start is named with it.
+        #expect(error?.reason.contains("start it with `pasteboardd --address '\(world.address)' &`") == true, "\(String(describing: error))")
         await #expect(throws: PasteboardConnectionError.self) { try await pasteboard.setString("x") }
         await #expect(throws: PasteboardConnectionError.self) { try await pasteboard.loadTransferable(type: String.self) }
         await #expect(throws: PasteboardConnectionError.self) { try await Pasteboard.withUniqueName(address: world.address) }

@@ -302,6 +302,12 @@ struct WatchTests {
         let text = try temporaryFile(Data("not a program".utf8), "pbctl-not-executable")
         defer { try? FileManager.default.removeItem(atPath: text) }
         expect(try await world.pbctl("watch", "--exec", text), status: 64, stdout: "", stderr: "pbctl: cannot run \(text): it is not executable\n")
+        // A command line given as one string, as for tools that run it with a shell: both ways
+        // of writing it are said.
+        expect(
+            try await world.pbctl("watch", "--exec", "no-such-notifier-of-pbctl 'it is copied'"), status: 64, stdout: "",
+            stderr: "pbctl: cannot run no-such-notifier-of-pbctl 'it is copied': no such program in PATH; give the program and its arguments as words of their own"
+                + " (--exec no-such-notifier-of-pbctl 'it is copied'), or a shell line as --exec sh -c 'no-such-notifier-of-pbctl '\\''it is copied'\\'''\n")
     }
 
     /// The command and its arguments reach it byte for byte, also when they are not UTF-8.

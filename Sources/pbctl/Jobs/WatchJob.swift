@@ -18,10 +18,21 @@ struct WatchJob: Job {
     /// before each run with `json`).
     var exec: [String]
 
+    /// For a command given as one string (`--exec "notify-send copied"`), a habit of tools that
+    /// run a shell line: pbctl runs a program with its arguments, as `wl-paste --watch` does, and
+    /// says both ways to write what was meant. Empty for anything else.
+    static func hint(forOneString exec: [String]) -> String {
+        guard exec.count == 1 else { return "" }
+        let words = exec[0].split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard words.count > 1 else { return "" }
+        return "; give the program and its arguments as words of their own (--exec \(words.joined(separator: " "))),"
+            + " or a shell line as --exec sh -c \(PasteboardInterface.shellQuoted(exec[0]))"
+    }
+
     func run() async throws {
         // A command that cannot be found is said at once (64), not at every change.
         if let program = exec.first, let problem = ChildProcess.problem(running: program) {
-            throw Failure(message: "cannot run \(program): \(problem)", status: .usage)
+            throw Failure(message: "cannot run \(program): \(problem)" + Self.hint(forOneString: exec), status: .usage)
         }
         Output.endWhenTheReaderLeaves()
         if !exec.isEmpty { ChildProcess.forwardTerminationSignals() }
