@@ -42,7 +42,7 @@ struct ServedObject {
     let client: Connection
 
     init(_ object: any DBusObject, at path: String, name: String) async throws {
-        bus = try TestBus()
+        bus = try await TestBus()
         server = try Connection.connect(address: bus.address)
         client = try Connection.connect(address: bus.address)
         try server.export(object, at: path)
@@ -187,29 +187,26 @@ struct ConnectionTests {
     /// A message's own copies of its descriptors are closed once the message goes, though
     /// that happens off the thread that let go of it: the write end of a pipe whose read end
     /// only a dropped message held reports the reader gone.
-    @Test func aDroppedMessageClosesItsDescriptors() throws {
+    @Test func aDroppedMessageClosesItsDescriptors() async throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         let writeEnd = UnixFileDescriptor(owning: fds[1])
         var message: Message? = try Message.methodCall(
             destination: nil, path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo",
             arguments: [.unixFD(UnixFileDescriptor(owning: fds[0]))])
-        #expect(Self.readerIsGone(writeEnd, waitingMilliseconds: 0) == false)
+        #expect(await Self.readerIsGone(writeEnd, waitingMilliseconds: 0) == false)
         #expect(message != nil)
         message = nil
-        #expect(Self.readerIsGone(writeEnd, waitingMilliseconds: 5_000))
+        #expect(await Self.readerIsGone(writeEnd, waitingMilliseconds: 20_000))
     }
 
-    /// Whether every read end of the pipe behind `writeEnd` is closed (the write end polls `POLLERR`).
-    private static func readerIsGone(_ writeEnd: UnixFileDescriptor, waitingMilliseconds: Int32) -> Bool {
-        var entry = pollfd(fd: writeEnd.rawValue, events: Int16(POLLOUT), revents: 0)
-        let deadline = Date().addingTimeInterval(Double(waitingMilliseconds) / 1000)
-        repeat {
-            entry.revents = 0
-            if poll(&entry, 1, 0) == 1, entry.revents & Int16(POLLERR) != 0 { return true }
-            usleep(1_000)
-        } while Date() < deadline
-        return false
+    /// Whether every read end of the pipe behind `writeEnd` is closed (the write end polls
+    /// `POLLERR`), waiting by suspending rather than holding a thread of the tests' pool.
+    private static func readerIsGone(_ writeEnd: UnixFileDescriptor, waitingMilliseconds: Int) async -> Bool {
+        await eventually(timeout: .milliseconds(waitingMilliseconds), every: .milliseconds(1)) {
+            var entry = pollfd(fd: writeEnd.rawValue, events: Int16(POLLOUT), revents: 0)
+            return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLERR) != 0
+        }
     }
 
     @Test func signalsArriveAfterTheReplyThatCausedThem() async throws {

@@ -48,7 +48,7 @@ struct CountedMessageTests {
 
     @Test(.timeLimit(.minutes(5)))
     func aCopyTravelsTheBusWithItsNumber() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let sender = try Connection.connect(address: bus.address)
         let listener = try Connection.connect(address: bus.address)
         defer { sender.close(); listener.close() }

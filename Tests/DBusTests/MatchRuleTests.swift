@@ -7,7 +7,7 @@ import TestSupport
 struct MatchRuleTests {
     @Test(.timeLimit(.minutes(5)))
     func onlySignalsFittingEveryFieldOfTheRuleArrive() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let sender = try Connection.connect(address: bus.address)
         let listener = try Connection.connect(address: bus.address)
         defer { sender.close(); listener.close() }
@@ -50,7 +50,7 @@ struct MatchRuleTests {
     @Test(.timeLimit(.minutes(5)), arguments: ["it's", "a'\u{301}b", "''", "'"])
     func quotesInAnArgumentAreEscaped(name: String) async throws {
         #expect(MatchRule(arg0: name).string == "type='signal',arg0='" + name.unicodeScalars.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'")
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let sender = try Connection.connect(address: bus.address)
         let listener = try Connection.connect(address: bus.address)
         defer { sender.close(); listener.close() }

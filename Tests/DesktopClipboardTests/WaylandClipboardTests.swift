@@ -247,7 +247,7 @@ final class WaylandFixture: Sendable {
 
     /// Starts sway, connects, and waits for the initial report of each selection.
     init() async throws {
-        sway = try HeadlessSway()
+        sway = try await HeadlessSway()
         clipboard = try WaylandClipboard.connect(display: sway.socketPath, delegate: recorder)
         let initial = await eventually { [recorder, clipboard] in recorder.changes.count >= clipboard.selections.count }
         #expect(initial, "the current selections were not reported after connecting")

@@ -93,7 +93,7 @@ struct CommitLogTests {
         locker.send(Data())
         _ = try await locker.wait(timeout: .seconds(20))
         #expect(try await h.write(text: "three", to: "p") == 3)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         try recorded.write(to: URL(fileURLWithPath: log))
 
         try await h.server.restart()
@@ -137,7 +137,7 @@ struct CommitLogTests {
     func theLogsEndIsMarkedOverWhateverLayBeyondIt() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         let log = h.server.stateDirectory + "/commits.log"
         var bytes = try Data(contentsOf: URL(fileURLWithPath: log))
         bytes.replaceSubrange(64..., with: Data(repeating: 0xA5, count: bytes.count - 64))
@@ -179,7 +179,7 @@ struct CommitLogTests {
     @Test func aLogThatIsNotACommitLogIsStartedOver() async throws {
         let h = try await Harness()
         #expect(try await h.write(text: "one", to: "p") == 1)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         try Data(repeating: 0xA5, count: 5000).write(to: URL(fileURLWithPath: h.server.stateDirectory + "/commits.log"))
 
         try await h.server.restart()
@@ -192,7 +192,7 @@ struct CommitLogTests {
 
     @Test func withoutACommitLogEveryWriteIsCommittedBeforeItsReply() async throws {
         let h = try await Harness()
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         // Something that cannot be a log stands where it goes.
         let log = h.server.stateDirectory + "/commits.log"
         try? FileManager.default.removeItem(atPath: log)

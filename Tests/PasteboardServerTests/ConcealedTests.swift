@@ -77,7 +77,7 @@ struct ConcealedTests {
         #expect(try await h.types("fd") == (h.server.sharesCounts ? 1 : 2, []))
         #expect(try await h.readData(Self.text, in: "control") == (1, Array(control.utf8)))
         // A clean stop writes nothing of it either.
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         StateFiles.expectAbsent(secret, from: h.server, "after a clean stop")
     }
 

@@ -178,7 +178,7 @@ extension StressTests {
             // the transfer completes: none shows in the folder.
             #expect(Self.blobFiles(h.server.storeDirectory) == blobsBefore)
 
-            #expect(h.server.terminate() == 0, "\(h.server.log)")
+            #expect(await h.server.terminate() == 0, "\(h.server.log)")
             let result = await transfer.result
             #expect(throws: (any Error).self, "the interrupted write succeeded") { try result.get() }
             #expect(await feeder.wait(timeout: .seconds(30)), "the writer still writes")

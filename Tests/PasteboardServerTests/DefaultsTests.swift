@@ -8,7 +8,7 @@ import TestSupport
 /// activation files naming the same bus name.
 struct DefaultsTests {
     @Test func theSessionBusAndTheStateHomeAreTheDefaults() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let stateHome = try Paths.temporaryDirectory("pasteboardd-xdg-state")
         defer { try? FileManager.default.removeItem(atPath: stateHome) }
         // Spawned programs run without the test's DBUS_SESSION_BUS_ADDRESS; this one is given back.

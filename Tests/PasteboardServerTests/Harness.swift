@@ -21,7 +21,7 @@ final class Harness: Sendable {
     init(limits: [String] = []) async throws {
         // A write to a pipe the server has stopped reading must fail, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
-        bus = try TestBus()
+        bus = try await TestBus()
         server = try await TestServer(bus: bus, limits: limits)
         client = try Connection.connect(address: bus.address)
     }

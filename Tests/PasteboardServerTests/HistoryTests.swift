@@ -198,13 +198,13 @@ struct HistoryTests {
         let h = try await Harness()
         for text in ["a", "b", "c", "d", "e", "f"] { try await h.write(text: text) }
         #expect(try await history(h).map(\.count) == [6, 5, 4, 3, 2, 1])
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
 
         // The same store under a history of three entries: trimmed at start, and for good.
         let lower = try await TestServer(bus: h.bus, stateDirectory: h.server.stateDirectory, limits: ["history-depth=3"], store: h.server.store)
         #expect(try await history(h).map(\.count) == [6, 5, 4])
         await h.expectFailure("NoSuchItem", "Restore", [.string("general"), .uint64(3)])
-        #expect(lower.terminate() == 0)
+        #expect(await lower.terminate() == 0)
         try await h.server.restart()
         #expect(try await history(h).map(\.count) == [6, 5, 4])
         #expect(try await restore(h, 4) == 7)

@@ -32,7 +32,7 @@ struct KeptPromiseTests {
 
         // Into the history, out of it, and through a stop (whose blob files must stay).
         try await h.write(text: "later")
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         try await h.server.restart()
         #expect(try await h.call("Restore", [.string("general"), .uint64(1)]).first?.uint64Value == 3)
         h.server.kill9()

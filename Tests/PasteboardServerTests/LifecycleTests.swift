@@ -63,20 +63,20 @@ struct LifecycleTests {
     @Test func sigtermStopsCleanlyAndKeepsEverything() async throws {
         let h = try await Harness()
         let snapshots = try await fill(h)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         #expect(try await h.client.nameOwner(Harness.busName) == nil)
         try await h.server.restart()
         try await expectIntact(h, snapshots)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         #expect(!h.server.log.contains("error"), "\(h.server.log)")
     }
 
     @Test func sigtermAsSoonAsReadyStopsCleanly() async throws {
         // Ready means owning the name: from then on SIGTERM is a clean stop.
-        let bus = try TestBus()
+        let bus = try await TestBus()
         for _ in 0..<3 {
             let server = try await TestServer(bus: bus)
-            #expect(server.terminate() == 0)
+            #expect(await server.terminate() == 0)
         }
     }
 
@@ -101,7 +101,7 @@ struct LifecycleTests {
     @Test func aSecondServerOnTheSameStateDirectoryExits() async throws {
         let h = try await Harness()
         try await h.write(text: "first server")
-        let otherBus = try TestBus()
+        let otherBus = try await TestBus()
         let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", h.server.stateDirectory], timeout: .seconds(10))
         #expect(result.status != 0)
         #expect(result.err.contains(h.server.stateDirectory), "\(result)")
@@ -118,25 +118,25 @@ struct LifecycleTests {
     /// deleting its `lock` file, which a lock on the file alone did not survive, lets no second
     /// server in to hand out the same counts.
     @Test func aSecondServerOnTheSameStateDirectoryExitsWhenTheLockFileIsGone() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         chmod(state, 0o700)
         let server = try await TestServer(bus: bus, stateDirectory: state)
         try FileManager.default.removeItem(atPath: state + "/lock")
-        let otherBus = try TestBus()
+        let otherBus = try await TestBus()
         let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", otherBus.address, "--state-dir", state], timeout: .seconds(10))
         #expect(result.status == 69, "\(result)")
         #expect(result.err.contains("another pasteboardd is using it"), "\(result)")
         let probe = try Connection.connect(address: otherBus.address)
         #expect(try await probe.nameOwner(Harness.busName) == nil)
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 
     /// A state directory others may write to is refused, saying why, and left as it is; one
     /// they may only read is taken (what they can list are the store's own names).
     @Test func aStateDirectoryOthersMayWriteToIsRefused() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         for mode: mode_t in [0o777, 0o1777, 0o770] {
@@ -149,7 +149,7 @@ struct LifecycleTests {
         }
         chmod(state, 0o755)
         let server = try await TestServer(bus: bus, stateDirectory: state)
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 
     /// A display that takes the connection and never answers does not hold the server's start,
@@ -157,9 +157,9 @@ struct LifecycleTests {
     /// killed after `terminate()`'s 10 s).
     @Test func aHungCompositorDoesNotHoldTheStop() async throws {
         let compositor = try HungCompositor()
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let server = try await TestServer(bus: bus, desktop: DesktopDisplay(mode: "wayland", environment: compositor.environment))
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 
     @Test func noBusMeansANonZeroExitNamingTheAddress() async throws {

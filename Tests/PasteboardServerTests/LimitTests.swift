@@ -284,7 +284,7 @@ struct LimitTests {
     }
 
     @Test func invalidLimitSettingsStopTheServerAtStart() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         for setting in ["bogus=1", "max-items", "max-items=lots", "max-items=-1"] {

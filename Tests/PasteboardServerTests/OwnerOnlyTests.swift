@@ -157,7 +157,7 @@ struct OwnerOnlyTests {
         #expect(try await h.write([[(Self.text, "mine".bytes)]], options: Self.ownerOnly) == 1)
         try await h.write(text: "open", to: "plain")
         #expect(try await h.readData(Self.text) == (1, "mine".bytes))
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         // As a store left by an earlier boot: its boot id is another.
         let database = h.server.storeDirectory + "/pasteboards.sqlite"
         let script = "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"UPDATE meta SET value = 'an-earlier-boot' WHERE key = 'boot_id'\"); db.commit()"

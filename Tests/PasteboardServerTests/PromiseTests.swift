@@ -212,11 +212,11 @@ struct PromiseTests {
         let writer = try h.connect()
         try writer.export(TestProvider(["text/plain": Array("p".utf8)]), at: "/org/pasteboardd/Provider1")
         #expect(try await promise(h, [["text/plain"]], by: writer) == 1)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
 
-        let later = try TestBus()
+        let later = try await TestBus()
         let server = try await TestServer(bus: later, stateDirectory: h.server.stateDirectory, store: h.server.store)
-        defer { _ = server.terminate() }
+        defer { server.send(SIGTERM) }  // asked to stop; its deinit kills what is left
         let reader = try Connection.connect(address: later.address)
         defer { reader.close() }
         // Every name the new bus gives out answers Provide, the old writer's among them.

@@ -39,7 +39,7 @@ struct SpareBlobFileTests {
         }
 
         // Named and committed like any other: a restart reads it back, and no spare is left.
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         #expect(try Self.spares(h).isEmpty)
         try await h.server.restart()
         #expect(try await h.readFdBytes(Self.type, in: "big") == (3, third))

@@ -43,7 +43,7 @@ struct StoreMigrationTests {
 
     @Test func aVersion4StoreKeepsCountsContentsHistoryAndBlobs() async throws {
         let h = try await Harness()
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         let state = h.server.stateDirectory
         for file in try FileManager.default.contentsOfDirectory(atPath: state) where file.hasPrefix("pasteboards.sqlite") {
             try FileManager.default.removeItem(atPath: state + "/" + file)
@@ -69,7 +69,7 @@ struct StoreMigrationTests {
 
         // The migrated store is written, restarted and read again the new way.
         #expect(try await h.write(text: "fourth") == 4)
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         try await h.server.restart()
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array("fourth".utf8))
         #expect(try await historyCounts(h) == [4, 3, 2, 1])

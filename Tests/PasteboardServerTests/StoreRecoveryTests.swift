@@ -8,7 +8,7 @@ struct StoreRecoveryTests {
     @Test func anUnreadableDatabaseIsMovedAsideNotWiped() async throws {
         let h = try await Harness()
         try await h.write(text: "before the damage")
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         let database = h.server.stateDirectory + "/pasteboards.sqlite"
         let handle = try #require(FileHandle(forWritingAtPath: database))
         try handle.write(contentsOf: Data(repeating: 0x5A, count: 100))
@@ -99,7 +99,7 @@ struct StoreRecoveryTests {
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0) }
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))], [("text/plain", try Descriptors.file(Array("small".utf8)))]], to: "mixed")
         try await h.write(text: "untouched", to: "other")
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         let blobs = h.server.stateDirectory + "/blobs"
         for file in try FileManager.default.contentsOfDirectory(atPath: blobs) {
             try FileManager.default.removeItem(atPath: blobs + "/" + file)
@@ -111,7 +111,7 @@ struct StoreRecoveryTests {
         #expect(try await h.readData("text/plain", in: "mixed").data == Array("small".utf8))
         #expect(try await h.readData("text/plain;charset=utf-8", in: "other").data == Array("untouched".utf8))
         // The loss is told once: the next start finds nothing wrong, and keeps the rest.
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         try await h.server.restart()
         #expect(h.server.log.components(separatedBy: "missing or truncated").count == 2, "\(h.server.log)")
         #expect(try await h.types("mixed") == (1, ["text/plain"]))
@@ -125,7 +125,7 @@ struct StoreRecoveryTests {
         let h = try await Harness()
         let big = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 3) }
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(big))], [("text/plain", try Descriptors.file(Array("small".utf8)))]], to: "mixed")
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         let blobs = h.server.stateDirectory + "/blobs"
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs).first { !$0.hasPrefix("spare-") })
         let aside = h.server.stateDirectory + "/aside"
@@ -137,7 +137,7 @@ struct StoreRecoveryTests {
         #expect(!h.server.log.contains("missing or truncated"), "\(h.server.log)")
         #expect(try await h.types("mixed") == (1, ["text/plain"]))
 
-        #expect(h.server.terminate() == 0)
+        #expect(await h.server.terminate() == 0)
         try FileManager.default.removeItem(atPath: blobs + "/" + file)
         try FileManager.default.moveItem(atPath: aside, toPath: blobs + "/" + file)
         try await h.server.restart()

@@ -94,7 +94,7 @@ struct ChangesTests {
         #expect(recorder.changes.all.count == seen)
 
         // A sequence with no server yet also ends when cancelled.
-        let empty = try TestBus()
+        let empty = try await TestBus()
         let waiting = ChangeRecorder(Pasteboard(name: .general, address: empty.address).changes)
         try await Task.sleep(for: .milliseconds(100))
         waiting.task.cancel()

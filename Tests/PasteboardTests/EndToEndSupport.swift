@@ -30,7 +30,7 @@ final class World: Sendable {
         // A write to a pipe or descriptor the other end has closed must fail, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
         pass = await Self.gate.pass()
-        bus = try TestBus()
+        bus = try await TestBus()
         self.server = server ? try await TestServer(bus: bus, limits: limits) : nil
     }
 

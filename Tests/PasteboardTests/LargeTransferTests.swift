@@ -187,20 +187,23 @@ struct LargeTransferTests {
 
         let before = temporaryEntries(prefix: "pasteboard-")
         let progressed = Flag()
+        let cancelling = Flag()
         let task = Task {
             try await world.pasteboard().loadTransferable(type: Clip.self) { _ in
                 // The first report holds the transfer up until the cancel below has come (at
                 // most 10 s), so that it comes while data is still to come: a fast machine, or a
-                // test scheduled late, could otherwise see all of it read first.
+                // test scheduled late, could otherwise see all of it read first. (Reports come
+                // from the thread that reads, which is no task's: the test's flag tells.)
                 if !progressed.isSet {
                     progressed.set()
                     let deadline = ContinuousClock.now + .seconds(10)
-                    while !Task.isCancelled, ContinuousClock.now < deadline { usleep(1_000) }
+                    while !cancelling.isSet, ContinuousClock.now < deadline { usleep(1_000) }
                 }
             }
         }
         // Wait for the stream to start, then cancel from outside.
         #expect(await eventually(timeout: .seconds(10)) { progressed.isSet }, "the load never reported progress")
+        cancelling.set()
         task.cancel()
         let result = await task.result
         if case .success(let clip) = result {

@@ -350,7 +350,7 @@ struct PasteboardClientTests {
         let second = try SharedConnection.proxy(address: world.address)
         #expect(first === second)
         #expect(try world.pasteboard(.general).proxy === world.pasteboard(.find).proxy)
-        let otherBus = try TestBus()
+        let otherBus = try await TestBus()
         #expect(try SharedConnection.proxy(address: otherBus.address) !== first)
     }
 

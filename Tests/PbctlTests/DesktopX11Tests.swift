@@ -553,7 +553,7 @@ struct DesktopX11Tests {
 
     @Test("A wrong --desktop is a usage error naming the choices")
     func wrongMode() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         let result = try await runProgram(try Paths.product("pasteboardd"), ["--address", bus.address, "--state-dir", state, "--desktop", "x12"], timeout: .seconds(10))

@@ -202,7 +202,7 @@ struct SharedStoreTests {
         for index in 1...100 {
             expectSuccess(try await hosts.a.pbctl("-p", "old", "copy", input: "write \(index)"))
         }
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let listener = try Connection.connect(address: bus.address)
         defer { listener.close() }
         let signals = try await listener.signals(matching: MatchRule(path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1", arg0: "old"))
@@ -600,7 +600,7 @@ struct SharedStoreTests {
     @Test("A wrong password or URL at start exits non-zero saying what to fix, and never shows the password")
     func wrongCredentials() async throws {
         let database = try await TestPostgres()
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         let wrong = database.url.replacingOccurrences(of: ":\(TestPostgres.password)@", with: ":not-the-password@")
@@ -628,18 +628,18 @@ struct SharedStoreTests {
         #expect(environment.err.contains("sqlite:FOLDER or postgresql://"), "\(environment.err)")
 
         // Set but empty is unset: the default store.
-        let other = try TestBus()
+        let other = try await TestBus()
         let unset = try await TestServer(bus: other, environment: ["PASTEBOARDD_STORE": ""])
         expectSuccess(try await runPbctl(["--address", other.address, "copy"], input: Data("kept".utf8)))
         #expect(FileManager.default.fileExists(atPath: unset.stateDirectory + "/pasteboards.sqlite"))
-        #expect(unset.terminate() == 0)
+        #expect(await unset.terminate() == 0)
     }
 
     @Test("A server's local copy is its database's own: the SQLite pasteboards of its state directory, or another database's, are never served as the shared ones")
     func localCopyIsTheDatabases() async throws {
         let pass = await PbctlHarness.pass()
         defer { withExtendedLifetime(pass) {} }
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory("shared-local")
         defer { try? FileManager.default.removeItem(atPath: state) }
         func pbctl(_ arguments: String..., input: String = "") async throws -> Outcome {
@@ -648,7 +648,7 @@ struct SharedStoreTests {
         func serve(_ store: String, _ body: () async throws -> Void) async throws {
             let server = try await TestServer(bus: bus, stateDirectory: state, store: store)
             try await body()
-            #expect(server.terminate() == 0)
+            #expect(await server.terminate() == 0)
         }
         try await serve("sqlite:" + state) {
             expectSuccess(try await pbctl("copy", input: "kept on this machine"))
@@ -730,10 +730,10 @@ struct SharedStoreTests {
         let authority = try #require(database.certificateAuthority)
         let other = try await TestPostgres(tls: true)
         let stranger = try #require(other.certificateAuthority)
-        let bus = try TestBus()
+        let bus = try await TestBus()
         func encrypted(_ parameters: String) async throws -> String {
             let server = try await TestServer(bus: bus, store: database.url + "?" + parameters)
-            defer { _ = server.terminate() }
+            defer { server.send(SIGTERM) }  // asked to stop; its deinit kills what is left
             expectSuccess(try await runPbctl(["--address", bus.address, "copy"], input: Data(parameters.utf8)))
             return try await database.query("SELECT DISTINCT ssl FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE usename = 'pb' AND application_name <> 'psql' AND backend_type = 'client backend'")
         }
@@ -769,7 +769,7 @@ struct SharedStoreTests {
 
     @Test("--store sqlite: naming a file, not a folder, stops the start saying so")
     func sqliteFile() async throws {
-        let bus = try TestBus()
+        let bus = try await TestBus()
         let state = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
         let file = state + "/pasteboards"

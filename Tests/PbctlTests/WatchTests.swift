@@ -60,14 +60,14 @@ struct WatchTests {
         defer { watcher.stop() }
         let skipped = try await watcher.prime(world) { "{\"name\":\"general\",\"count\":\($0),\"types\":[\"\(Self.text)\"]}" }
         let count = try await world.changeCount()
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
         // The same pasteboards served on another bus meanwhile, and changed there.
-        let elsewhere = try TestBus()
+        let elsewhere = try await TestBus()
         let other = try await TestServer(bus: elsewhere, stateDirectory: server.stateDirectory, store: server.store)
         for text in ["one", "two"] {
             expectSuccess(try await runPbctl(["--address", elsewhere.address, "copy", "-t", "text/html"], input: Data(text.utf8)))
         }
-        #expect(other.terminate() == 0)
+        #expect(await other.terminate() == 0)
         try await server.restart()
         let lines = try await watcher.waitForLines(skipped + 1)
         #expect(Array(lines.dropFirst(skipped)) == ["{\"name\":\"general\",\"count\":\(count + 2),\"types\":[\"text/html\"]}"])

@@ -30,8 +30,9 @@ public final class HeadlessSway: Sendable {
     /// Starts sway and waits (up to 30 s) until its socket accepts connections.
     ///
     /// - Throws: when sway is not installed (the test then fails: it needs the `sway` package),
-    ///   or does not start listening in time.
-    public init() throws {
+    ///   or does not start listening in time. The wait suspends, holding no thread of the
+    ///   tests' pool while sway starts.
+    public init() async throws {
         let sway: String
         do {
             sway = try Paths.executable(named: "sway")
@@ -74,7 +75,7 @@ public final class HeadlessSway: Sendable {
                 let log = (try? String(contentsOfFile: directory + "/sway.log", encoding: .utf8)) ?? ""
                 throw TestSupportError("sway did not start listening in \(runtime) within 30 s:\n\(log.suffix(2000))")
             }
-            usleep(5_000)
+            try? await Task.sleep(for: .milliseconds(5))
         }
         display = found!
     }

@@ -12,8 +12,9 @@ public final class TestBus: Sendable {
     /// connections. It is spawned like the servers, with
     /// ``spawnDetached(_:_:standardOutput:standardError:newProcessGroup:)`` in a process group of
     /// its own: inheriting no descriptor of the test process, it can never hold another test's
-    /// pipe open.
-    public init() throws {
+    /// pipe open. The wait suspends: a thread of the tests' small pool held while a loaded
+    /// machine starts the daemon would stall every other test's tasks with it.
+    public init() async throws {
         directory = try Paths.temporaryDirectory("pasteboardd-bus")
         let socket = directory + "/bus"
         address = "unix:path=" + socket
@@ -27,7 +28,7 @@ public final class TestBus: Sendable {
                 kill(pid, SIGKILL)
                 throw TestSupportError("dbus-daemon did not start listening on \(socket) within 30 s")
             }
-            usleep(2_000)
+            try? await Task.sleep(for: .milliseconds(2))
         }
     }
 

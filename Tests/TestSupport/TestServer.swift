@@ -6,11 +6,11 @@ import Synchronization
 /// and killed when the value is released.
 ///
 /// ```swift
-/// let bus = try TestBus()
+/// let bus = try await TestBus()
 /// let server = try await TestServer(bus: bus, limits: ["max-inline-bytes=1024"])
 /// server.kill9()
 /// try await server.restart()      // same bus, same state directory
-/// #expect(server.terminate() == 0)
+/// #expect(await server.terminate() == 0)
 /// ```
 ///
 /// The initializer returns once the server owns `org.pasteboardd.Pasteboard1`, its readiness
@@ -163,15 +163,16 @@ public final class TestServer: Sendable {
     }
 
     /// Stops the server with SIGTERM and returns its exit status (128 + the signal number if
-    /// a signal ended it), or nil if it was not running. Kills it after ten seconds.
+    /// a signal ended it), or nil if it was not running. Kills it after ten seconds. The wait
+    /// suspends, holding no thread of the tests' pool while the server stops.
     @discardableResult
-    public func terminate() -> Int32? {
+    public func terminate() async -> Int32? {
         guard let pid = running.withLock({ $0.take() })?.pid else { return nil }
         kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             if let status = reap(pid, wait: false) { return status }
-            usleep(5_000)
+            try? await Task.sleep(for: .milliseconds(5))
         }
         kill(pid, SIGKILL)
         return reap(pid)
@@ -180,7 +181,7 @@ public final class TestServer: Sendable {
     /// Starts the server again on the same bus and state directory, stopping it first (with
     /// SIGTERM) if it still runs; returns once the new process owns the name.
     public func restart() async throws {
-        terminate()
+        await terminate()
         try await start()
     }
 

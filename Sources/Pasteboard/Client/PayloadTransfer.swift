@@ -60,8 +60,10 @@ enum PayloadTransfer {
             return try await proxy.readData(name, item: item, type: type, expect: expect).data
         } catch let error as PasteboardError where error.code == .tooLarge {
             let (_, fd) = try await proxy.readFd(name, item: item, type: type, expect: expect)
-            defer { close(fd) }
-            return try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data()
+            return try await BlockingWork.run { _ in
+                defer { close(fd) }
+                return try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data()
+            }
         }
     }
 
@@ -69,11 +71,13 @@ enum PayloadTransfer {
     /// progress and stopping when the task is cancelled (for data that is not a file's).
     static func readStreaming(_ name: String, item: UInt32, type: String, size: Int64, expect: UInt64, proxy: PasteboardProxy, progress: (@Sendable (Double) -> Void)?) async throws -> Data {
         let (_, source) = try await proxy.readFd(name, item: item, type: type, expect: expect)
-        defer { close(source) }
-        var data = Data()
-        if size > 0 { data.reserveCapacity(Int(clamping: min(size, 1 << 28))) }  // the server's word, bounded
-        try copyChunks(from: source, size: size, progress: progress) { chunk in data.append(contentsOf: chunk) }
-        return data
+        return try await BlockingWork.run { isCancelled in
+            defer { close(source) }
+            var data = Data()
+            if size > 0 { data.reserveCapacity(Int(clamping: min(size, 1 << 28))) }  // the server's word, bounded
+            try copyChunks(from: source, size: size, progress: progress, isCancelled: isCancelled) { chunk in data.append(contentsOf: chunk) }
+            return data
+        }
     }
 
     /// Streams one representation into a new temporary file (named by
@@ -84,16 +88,19 @@ enum PayloadTransfer {
         let file = TransferContent.temporaryFile(for: type)
         do {
             let (_, source) = try await proxy.readFd(name, item: item, type: offered, expect: expect)
-            defer { close(source) }
-            let destination = open(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard destination >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            defer { close(destination) }
-            try copyChunks(from: source, size: size, progress: progress) { chunk in
-                var offset = 0
-                while offset < chunk.count {
-                    let written = Glibc.write(destination, chunk.baseAddress! + offset, chunk.count - offset)
-                    if written < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                    offset += written
+            let path = file.path
+            try await BlockingWork.run { isCancelled in
+                defer { close(source) }
+                let destination = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard destination >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                defer { close(destination) }
+                try copyChunks(from: source, size: size, progress: progress, isCancelled: isCancelled) { chunk in
+                    var offset = 0
+                    while offset < chunk.count {
+                        let written = Glibc.write(destination, chunk.baseAddress! + offset, chunk.count - offset)
+                        if written < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                        offset += written
+                    }
                 }
             }
             return file
@@ -105,15 +112,15 @@ enum PayloadTransfer {
 
     /// Reads `source` to its end in chunks of up to 1 MiB, handing each to `sink`, checking for
     /// cancellation before each read and reporting progress against `size` (unknown when not
-    /// positive) after each, then 1 at the end.
+    /// positive) after each, then 1 at the end. Run by ``BlockingWork``, off the tasks' pool.
     private static func copyChunks(
-        from source: Int32, size: Int64, progress: (@Sendable (Double) -> Void)?,
+        from source: Int32, size: Int64, progress: (@Sendable (Double) -> Void)?, isCancelled: () -> Bool,
         into sink: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var total: Int64 = 0
         while true {
-            try Task.checkCancellation()
+            if isCancelled() { throw CancellationError() }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
             if count < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             if count == 0 { break }

@@ -31,7 +31,7 @@ final class PbctlHarness: Sendable {
         environment: [String: String] = [:]
     ) async throws {
         pass = gated ? await Self.gate.pass() : nil
-        bus = try TestBus()
+        bus = try await TestBus()
         self.server = server ? try await TestServer(bus: bus, limits: limits, desktop: desktop, store: store, environment: environment) : nil
     }
 

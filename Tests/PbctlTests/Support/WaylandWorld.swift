@@ -10,7 +10,7 @@ final class WaylandWorld: Sendable {
     let world: PbctlHarness
 
     init(limits: [String] = []) async throws {
-        sway = try HeadlessSway()
+        sway = try await HeadlessSway()
         world = try await PbctlHarness(limits: limits, desktop: DesktopDisplay(mode: "wayland", environment: sway.environment))
         try await world.waitUntilBridged(to: "Wayland")
     }
