@@ -22,7 +22,8 @@ enum TransferContent: Sendable {
 }
 
 extension TransferContent {
-    /// The bytes: the data itself, or the file's contents.
+    /// The bytes: the data itself, or the file's contents (read off the tasks' pool: the file
+    /// may be a large one, see ``BlockingWork``).
     ///
     /// - Throws: The file system's error when the file cannot be read.
     func data() async throws -> Data {
@@ -30,7 +31,7 @@ extension TransferContent {
         case .data(let data):
             return data
         case .file(let url):
-            return try Data(contentsOf: url)
+            return try await BlockingWork.run { _ in try Data(contentsOf: url) }
         }
     }
 
@@ -45,7 +46,7 @@ extension TransferContent {
             return url
         case .data(let data):
             let file = Self.temporaryFile(for: type)
-            try data.write(to: file)
+            try await BlockingWork.run { _ in try data.write(to: file) }
             return file
         }
     }
