@@ -39,12 +39,13 @@ final class SpareBlobFile: Sendable {
     /// enough, else deleted.
     func offer(_ path: String, size: UInt64) {
         let sparePath = directory + "/spare-" + Store.randomID()
-        guard size >= Self.minimumSize, rename(path, sparePath) == 0 else {
+        // A stored file is read-only (``BlobFile/finish(size:)``); the spare is to be written.
+        // Made writable before it takes the spare's name, so that a spare is never seen
+        // read-only (nothing refers to the file by its old name any more).
+        guard size >= Self.minimumSize, chmod(path, 0o600) == 0, rename(path, sparePath) == 0 else {
             unlink(path)
             return
         }
-        // A stored file is read-only (``BlobFile/finish(size:)``); the spare is to be written.
-        _ = chmod(sparePath, 0o600)
         let generation = generations.add(1, ordering: .relaxed).newValue
         let replaced = spare.withLock { spare in
             defer { spare = (sparePath, generation) }
