@@ -37,7 +37,8 @@ enum ShareContent: Sendable {
             return url.isFileURL ? .file(try ShareFile(opening: url, temporaryFolder: nil)) : .link(url)
         case .data(let data):
             let name = ShareFile.fileName(suggested: representation.suggestedFileName, preview: preview, type: representation.contentType)
-            return .file(try ShareFile.writing(data, named: name, in: root))
+            // Written off the tasks' pool: a shared video exported as bytes is a large write.
+            return .file(try await BlockingWork.run { _ in try ShareFile.writing(data, named: name, in: root) })
         }
     }
 
