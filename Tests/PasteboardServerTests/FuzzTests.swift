@@ -86,9 +86,7 @@ extension StressTests {
 
         /// Whether `pid` is alive and not a zombie (without reaping it: the ``TestServer`` does).
         static func isRunning(_ pid: Int32) -> Bool {
-            guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let end = stat.lastIndex(of: ")") else { return false }
-            let state = stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first
+            guard kill(pid, 0) == 0, let state = processState(pid) else { return false }
             return state != "Z" && state != "X"
         }
 

@@ -442,8 +442,7 @@ struct WatchTests {
 
     /// Whether `pid` runs: it exists and is not a zombie waiting for a parent that reaps it.
     private static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(end, offsetBy: 2)] != "Z"
+        processState(pid).map { $0 != "Z" } ?? false
     }
 
     /// Plain `watch` waits for a server to start; `--since` must ask for the state at once.

@@ -148,11 +148,8 @@ public final class TestServer: Sendable {
     /// stopped, …) and its process id; nil when it is not running. For tests that stop it, and
     /// for their failure messages.
     public var processState: (state: Character, pid: pid_t)? {
-        guard let pid = running.withLock({ $0?.pid }),
-              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")"), stat.distance(from: end, to: stat.endIndex) > 2
-        else { return nil }
-        return (stat[stat.index(end, offsetBy: 2)], pid)
+        guard let pid = running.withLock({ $0?.pid }), let state = TestSupport.processState(pid) else { return nil }
+        return (state, pid)
     }
 
     /// Kills the server with SIGKILL (a crash) and waits until it is gone.
