@@ -179,7 +179,7 @@ public final class Connection: Sendable {
         // finds no call there to cancel.
         let cancelled = CallCancellation()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (reply: ConnectionState.Reply) in
+            await CallOutcome.awaited { reply in
                 loop.submit { loop in
                     guard !cancelled.isSet else {
                         return reply.resume(returning: .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))

@@ -3,7 +3,8 @@ import CDBus
 /// What a connection keeps between messages: calls awaiting replies, signal subscriptions and
 /// exported objects. Lives on the event-loop thread and is touched nowhere else.
 final class ConnectionState {
-    typealias Reply = CheckedContinuation<Result<Message, DBusError>, Never>
+    /// Where the answer to a caller's call goes (see ``CallOutcome``).
+    typealias Reply = CallOutcome.Continuation
 
     private struct PendingCall {
         let id: UInt64
@@ -45,7 +46,7 @@ final class ConnectionState {
     }
 
     private unowned let loop: EventLoop
-    private var pending: [UInt32: PendingCall] = [:]
+    private var pending = SerialTable<PendingCall>()
     /// No pending call has a deadline before this (`.max`: none has one). Lowered as calls
     /// start, raised only by ``expireDeadlines(now:)`` once it is due: the loop asks for the
     /// next deadline at every round, which must not mean a walk through every pending call.
@@ -81,7 +82,7 @@ final class ConnectionState {
     }
 
     /// The well-known names whose owner is followed (``follow(_:match:ask:)``).
-    private var followed: [String: FollowedName] = [:]
+    private var followed = NameTable<FollowedName>()
 
     /// - Parameter helloSerial: the serial of a `Hello` sent without waiting for its answer.
     init(loop: EventLoop, helloSerial: UInt32? = nil) {
@@ -164,8 +165,8 @@ final class ConnectionState {
         }
         // A search, as cancelling is rare: no second table to keep (nor its generic metadata
         // to make at the start of every short-lived process).
-        guard let serial = pending.first(where: { $0.value.id == id })?.key,
-              let call = pending.removeValue(forKey: serial) else { return }
+        guard let serial = pending.entries.first(where: { $0.value.id == id })?.serial,
+              let call = pending.removeValue(for: serial) else { return }
         finish(call, .failure(DBusError(name: DBusError.cancelledName, message: "the call was cancelled")))
     }
 
@@ -183,7 +184,7 @@ final class ConnectionState {
         // Runs after every `poll`: the pending calls are walked only once a deadline is due.
         if earliestDeadline <= now {
             var next = UInt64.max
-            for (serial, call) in pending {
+            for (serial, call) in pending.entries {
                 guard let deadline = call.deadline else { continue }
                 if deadline <= now {
                     pending[serial] = nil
@@ -226,7 +227,7 @@ final class ConnectionState {
     func connectionEnded() {
         guard !ended else { return }
         ended = true
-        let waiting = Array(pending.values) + (greeting?.held ?? []).compactMap(\.call)
+        let waiting = pending.entries.map { $0.value } + (greeting?.held ?? []).compactMap(\.call)
         pending.removeAll()
         greeting = nil
         for call in waiting { finish(call, .failure(.disconnected("the connection to the bus was lost"))) }
@@ -305,7 +306,7 @@ final class ConnectionState {
     /// Hands the answer to a call to whoever waits for it.
     ///
     /// - Parameter serial: the call's serial, when the answer came from the bus.
-    private func finish(_ call: PendingCall, _ result: Result<Message, DBusError>, serial: UInt32? = nil) {
+    private func finish(_ call: PendingCall, _ result: CallOutcome, serial: UInt32? = nil) {
         switch call.completion {
         case .caller(let reply):
             reply.resume(returning: result)
@@ -338,9 +339,9 @@ final class ConnectionState {
     /// as having come since.
     private func answered(_ name: String, by owner: String?, after serial: UInt32) {
         let changes = followed[name]?.changes ?? 0
-        for (callSerial, call) in pending where callSerial > serial {
+        for (callSerial, call) in pending.entries where callSerial > serial {
             guard case .owner(name, nil, _) = call.replier else { continue }
-            pending[callSerial]!.replier = .owner(of: name, then: owner, changesSeen: changes)
+            pending.update(callSerial) { $0.replier = .owner(of: name, then: owner, changesSeen: changes) }
         }
     }
 

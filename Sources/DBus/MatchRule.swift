@@ -30,14 +30,17 @@ public struct MatchRule: Sendable, Hashable {
     }
 
     /// The rule as the bus's `AddMatch` takes it.
+    ///
+    /// Appended piece by piece rather than `joined(separator:)`, whose first use costs a
+    /// short-lived process like pbctl a search of every protocol conformance it holds.
     public var string: String {
-        var parts = ["type='signal'"]
-        if let sender { parts.append("sender='\(Self.escape(sender))'") }
-        if let path { parts.append("path='\(Self.escape(path))'") }
-        if let interface { parts.append("interface='\(Self.escape(interface))'") }
-        if let member { parts.append("member='\(Self.escape(member))'") }
-        if let arg0 { parts.append("arg0='\(Self.escape(arg0))'") }
-        return parts.joined(separator: ",")
+        var rule = "type='signal'"
+        if let sender { rule += ",sender='" + Self.escape(sender) + "'" }
+        if let path { rule += ",path='" + Self.escape(path) + "'" }
+        if let interface { rule += ",interface='" + Self.escape(interface) + "'" }
+        if let member { rule += ",member='" + Self.escape(member) + "'" }
+        if let arg0 { rule += ",arg0='" + Self.escape(arg0) + "'" }
+        return rule
     }
 
     /// Whether a received signal fits this rule. A well-known `sender` cannot be checked

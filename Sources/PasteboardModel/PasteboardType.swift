@@ -54,17 +54,14 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
     ///   bytes, not printable ASCII, has a space anywhere but around a `;`, or has spaces
     ///   without being a well-formed MIME type.
     public init(validating text: String) throws(PasteboardError) {
-        if let known = Self.recentlyValidated.withLock({ $0[text] }) {
+        if let known = Self.recentlyValidated.withLock({ $0.type(spelled: text) }) {
             self = known
             return
         }
         let type = try Self(parsing: text)
         // What a declared identifier stands for changes with the MIME database: not kept.
         if text.utf8.contains(UInt8(ascii: "/")) || type.isAppleIdentifierSpelling(text) {
-            Self.recentlyValidated.withLock { recent in
-                if recent.count >= Self.recentLimit { recent.removeAll(keepingCapacity: true) }
-                recent[text] = type
-            }
+            Self.recentlyValidated.withLock { $0.keep(type, spelled: text) }
         }
         self = type
     }
@@ -74,11 +71,8 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
         isMIME && AppleTypeIdentifiers.mimeTypeByIdentifier[text.lowercased().filter { $0 != " " }] != nil
     }
 
-    /// Types already validated, by their exact spelling: a server sees the same few spellings
-    /// on nearly every call, and parsing one costs more than the rest of a small read. Bounded,
-    /// so a client inventing new spellings only empties it.
-    private static let recentlyValidated = Mutex<[String: PasteboardType]>([:])
-    private static let recentLimit = 256
+    /// Types already validated, by their exact spelling (see ``RecentSpellings``).
+    private static let recentlyValidated = Mutex(RecentSpellings())
 
     private init(parsing text: String) throws(PasteboardError) {
         let (compact, hadSpaces) = try TypeSyntax.compact(text)
@@ -122,7 +116,7 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
     }
 
     private init(mime: TypeSyntax.MIME) {
-        rawValue = ([mime.head] + mime.parameters.map { "\($0.name)=\($0.spelledValue)" }).joined(separator: ";")
+        rawValue = Self.spelled(mime.head, mime.parameters.map { ($0.name, $0.spelledValue) })
         isMIME = true
         essence = mime.head.lowercased()
         parameters = mime.parameters.map { (name: $0.name.lowercased(), value: $0.value) }
@@ -149,7 +143,15 @@ public struct PasteboardType: Hashable, Sendable, CustomStringConvertible {
             )
         }
         .sorted { ($0.name, $0.value) < ($1.name, $1.value) }
-        return ([essence] + pairs.map { "\($0.name)=\($0.value)" }).joined(separator: ";")
+        return spelled(essence, pairs)
+    }
+
+    /// `head;name=value;…`, appended piece by piece: `joined(separator:)`'s first use costs a
+    /// short-lived process like pbctl a search of every protocol conformance it holds.
+    private static func spelled(_ head: String, _ parameters: [(name: String, value: String)]) -> String {
+        var text = head
+        for parameter in parameters { text += ";" + parameter.name + "=" + parameter.value }
+        return text
     }
 
     /// The value of a parameter, found by name ignoring case; `nil` when absent.

@@ -3,6 +3,7 @@ import GRDB
 import PasteboardModel
 @testable import PasteboardServer
 import Testing
+import TestSupport
 
 /// A transaction of many changes writes what they leave (``CoalescedChanges``): the database
 /// must end exactly as applying each change in turn leaves it, whatever the changes are.

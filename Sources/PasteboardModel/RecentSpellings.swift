@@ -1,0 +1,29 @@
+/// Types already validated, by their exact spelling: a server sees the same few spellings on
+/// nearly every call, and parsing one costs more than the rest of a small read.
+///
+/// One slot per hash of the spelling (direct-mapped), so it is bounded with nothing to evict:
+/// a client inventing new spellings only takes the slots of others, which are parsed again.
+/// Not a `[String: PasteboardType]`: a dictionary's first use makes the type metadata of its
+/// storage, for which the Swift runtime checks that `String` is `Hashable` by searching every
+/// protocol conformance the executable holds, more than a short-lived `pbctl` spends on types.
+struct RecentSpellings {
+    static let slotCount = 256
+    private var slots: [(spelling: String, type: PasteboardType)?] = []
+
+    func type(spelled spelling: String) -> PasteboardType? {
+        guard !slots.isEmpty, let slot = slots[Self.slot(of: spelling)], slot.spelling == spelling else { return nil }
+        return slot.type
+    }
+
+    mutating func keep(_ type: PasteboardType, spelled spelling: String) {
+        if slots.isEmpty { slots = Array(repeating: nil, count: Self.slotCount) }
+        slots[Self.slot(of: spelling)] = (spelling, type)
+    }
+
+    /// FNV-1a of the spelling's bytes, folded to a slot.
+    static func slot(of spelling: String) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in spelling.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int(truncatingIfNeeded: (hash >> 16) ^ hash) & (slotCount - 1)
+    }
+}
