@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -56,5 +57,16 @@ static const int cdbus_FALLOC_FL_KEEP_SIZE = 0x01;
 // fcntl is variadic in C; these fixed-arity wrappers are callable from Swift.
 static inline int cdbus_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
 static inline int cdbus_fcntl(int fd, int cmd) { return fcntl(fd, cmd); }
+
+// The pipelined bus handshake (DBus's PipelinedHandshake): dup3 and accept4 are declared only
+// under _GNU_SOURCE, and so is struct ucred, whose pid says who connected to the stand-in.
+int dup3(int oldfd, int newfd, int flags);
+int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+static inline pid_t cdbus_peer_pid(int fd) {
+    struct { pid_t pid; uid_t uid; gid_t gid; } credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 || length != sizeof credentials) return -1;
+    return credentials.pid;
+}
 
 #endif

@@ -46,7 +46,9 @@ public final class Connection: Sendable {
     ///   its way, which saves one round trip to the bus (the bus answers messages in order, so
     ///   the call still comes after `Hello`). ``uniqueName`` is then empty. Messages carrying
     ///   descriptors, and any sent after one, are held until `Hello` is answered: a bus still
-    ///   reading the authentication would drop their descriptors.
+    ///   reading the authentication would drop their descriptors. On a `unix:` address the
+    ///   authentication does not wait for the bus either (``PipelinedHandshake``): a bus that
+    ///   refuses it fails the first call, with its reason, instead of this.
     /// - Parameter drivenByCaller: Whether the calling thread drives the connection instead of a
     ///   thread of its own: it must then call ``turn()`` whenever it has nothing else to do,
     ///   and no other thread may (see ``turn()``). A short-lived client whose one thread waits
@@ -81,7 +83,9 @@ public final class Connection: Sendable {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        guard let raw = dbus_connection_open_private(address, &error) else {
+        // Not waiting for Hello's answer, the handshake need not wait for the bus either.
+        let pipelined = awaitingName ? nil : PipelinedHandshake.open(address: address)
+        guard let raw = pipelined?.raw ?? dbus_connection_open_private(address, &error) else {
             throw Self.convert(error, address: address)
         }
         dbus_connection_set_exit_on_disconnect(raw, 0)
@@ -92,7 +96,9 @@ public final class Connection: Sendable {
         // Hello is the one blocking call, made before the loop thread exists; or, not awaiting
         // the name, the authentication alone (whether descriptors may pass is known only then).
         var helloSerial: UInt32? = nil
-        let registered = awaitingName ? dbus_bus_register(raw, &error) != 0 : Self.authenticateAndGreet(raw, &error, helloSerial: &helloSerial)
+        let registered = awaitingName
+            ? dbus_bus_register(raw, &error) != 0
+            : (pipelined != nil || Self.authenticate(raw, &error)) && Self.greet(raw, &error, helloSerial: &helloSerial)
         guard registered else {
             dbus_connection_close(raw)
             dbus_connection_unref(raw)
@@ -102,7 +108,7 @@ public final class Connection: Sendable {
         uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
         canPassFileDescriptors = dbus_connection_can_send_type(raw, TypeCode.unixFD) != 0
         do {
-            loop = try EventLoop(connection: raw)
+            loop = try EventLoop(connection: raw, handshake: pipelined?.answers)
         } catch {
             dbus_connection_close(raw)
             dbus_connection_unref(raw)
@@ -121,8 +127,8 @@ public final class Connection: Sendable {
         loop.stop()
     }
 
-    /// Completes the authentication, then queues `Hello` without waiting for its answer.
-    private static func authenticateAndGreet(_ raw: OpaquePointer, _ error: inout CDBus.DBusError, helloSerial: inout UInt32?) -> Bool {
+    /// Completes the authentication (the usual way, in turns with the bus).
+    private static func authenticate(_ raw: OpaquePointer, _ error: inout CDBus.DBusError) -> Bool {
         // As long as dbus_bus_register would wait for Hello's answer: 25 s.
         let deadline = ContinuousClock.now + .seconds(25)
         while dbus_connection_get_is_authenticated(raw) == 0 {
@@ -137,6 +143,11 @@ public final class Connection: Sendable {
                 return false
             }
         }
+        return true
+    }
+
+    /// Queues `Hello` without waiting for its answer.
+    private static func greet(_ raw: OpaquePointer, _ error: inout CDBus.DBusError, helloSerial: inout UInt32?) -> Bool {
         guard dbus_connection_get_is_connected(raw) != 0,
             let hello = dbus_message_new_method_call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello")
         else {

@@ -57,6 +57,8 @@ final class ConnectionState {
     private var objects: [String: any DBusObject] = [:]
     private var disconnectHandlers: [@Sendable () -> Void] = []
     private(set) var ended = false
+    /// Why the connection ended, when known better than that it was lost or closed.
+    private var endReason: String?
     /// Set while a `Hello` sent without waiting is unanswered: its serial, and the messages
     /// held until the answer (see ``holds(_:)``).
     private var greeting: (serial: UInt32, held: [(message: Message, call: PendingCall?)])?
@@ -94,7 +96,7 @@ final class ConnectionState {
 
     func startCall(_ message: Message, id: UInt64, deadline: UInt64?, reply: Reply) {
         guard !ended else {
-            reply.resume(returning: .failure(.disconnected("the connection to the bus is closed")))
+            reply.resume(returning: .failure(.disconnected(endReason ?? "the connection to the bus is closed")))
             return
         }
         var call = PendingCall(id: id, completion: .caller(reply), deadline: deadline)
@@ -224,13 +226,16 @@ final class ConnectionState {
     }
 
     /// Fails what is waiting and tells subscribers and observers that the connection is gone.
-    func connectionEnded() {
+    ///
+    /// - Parameter reason: why, when known better than that the connection was lost.
+    func connectionEnded(reason: String? = nil) {
         guard !ended else { return }
         ended = true
+        endReason = reason
         let waiting = pending.entries.map { $0.value } + (greeting?.held ?? []).compactMap(\.call)
         pending.removeAll()
         greeting = nil
-        for call in waiting { finish(call, .failure(.disconnected("the connection to the bus was lost"))) }
+        for call in waiting { finish(call, .failure(.disconnected(reason ?? "the connection to the bus was lost"))) }
         for subscription in subscriptions.values { subscription.continuation.finish() }
         subscriptions.removeAll()
         objects.removeAll()

@@ -33,8 +33,13 @@ final class EventLoop: @unchecked Sendable {
     /// Set once the thread runs; everything the loop does to messages goes through it.
     var state: ConnectionState!
 
-    init(connection raw: OpaquePointer) throws(DBusError) {
+    /// The bus's answers to a pipelined handshake, until they are read: libdbus must not read
+    /// the socket before (see ``PipelinedHandshake``).
+    private var handshake: HandshakeAnswers?
+
+    init(connection raw: OpaquePointer, handshake: HandshakeAnswers? = nil) throws(DBusError) {
         self.raw = raw
+        self.handshake = handshake
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard wakeFD >= 0 else { throw .failed("eventfd: \(SystemCallError("eventfd"))") }
     }
@@ -156,6 +161,7 @@ final class EventLoop: @unchecked Sendable {
     /// (`close()` sends what is queued), waiting for it as long as `dbus_bus_register` would.
     private func sendHeldMessages() {
         let deadline = Clock.now + 25_000_000_000
+        guard !state.holdsMessages || settleHandshake(until: deadline) else { return }
         while state.holdsMessages, dbus_connection_get_is_connected(raw) != 0, Clock.now < deadline {
             _ = dbus_connection_read_write(raw, 100)
             dispatchAll()
@@ -203,8 +209,10 @@ final class EventLoop: @unchecked Sendable {
         finished = true
         state.connectionEnded()
         if dbus_connection_get_is_connected(raw) != 0 {
-            dbus_connection_flush(raw)
-            dbus_connection_close(raw)
+            // A flush may read as well: not before the answers to a pipelined handshake are out
+            // of the way (a bus that has not given them by now has nothing to flush to).
+            if settleHandshake(until: Clock.now + 1_000_000_000) { dbus_connection_flush(raw) }
+            if dbus_connection_get_is_connected(raw) != 0 { dbus_connection_close(raw) }
         }
         dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
@@ -302,10 +310,11 @@ final class EventLoop: @unchecked Sendable {
     /// came after it).
     private func handle(_ watch: OpaquePointer, revents: Int16, fd: Int32) {
         var flags: UInt32 = 0
-        if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+        if revents & Int16(POLLIN) != 0, readsHandshake(from: fd) { flags |= DBUS_WATCH_READABLE.rawValue }
         if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
         if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
         if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+        guard flags != 0 else { return }
         dbus_watch_handle(watch, flags)
         guard flags & DBUS_WATCH_READABLE.rawValue != 0 else { return }
         for _ in 0..<4096 {
@@ -315,6 +324,46 @@ final class EventLoop: @unchecked Sendable {
                   watches.contains(watch), dbus_watch_get_enabled(watch) != 0 else { return }
             dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
         }
+    }
+
+    /// Whether libdbus may read `fd`: once the answers to a pipelined handshake are read off
+    /// it (taking what has come of them). A refusal closes the connection, with its reason.
+    private func readsHandshake(from fd: Int32) -> Bool {
+        guard let handshake else { return true }
+        switch handshake.take(from: fd) {
+        case .done:
+            self.handshake = nil
+            return true
+        case .waiting:
+            return false
+        case .refused(let reason):
+            refuse(reason)
+            return false
+        }
+    }
+
+    /// Reads the answers to a pipelined handshake, waiting for them until `deadline`; false
+    /// when the bus refused (the connection is then closed) or did not answer in time.
+    private func settleHandshake(until deadline: UInt64) -> Bool {
+        guard let handshake else { return true }
+        var descriptor: Int32 = -1
+        guard dbus_connection_get_socket(raw, &descriptor) != 0 else { return false }
+        switch handshake.settle(on: descriptor, until: deadline) {
+        case .done:
+            self.handshake = nil
+            return true
+        case .waiting:
+            return false
+        case .refused(let reason):
+            refuse(reason)
+            return false
+        }
+    }
+
+    private func refuse(_ reason: String) {
+        handshake = nil
+        state.connectionEnded(reason: reason)
+        if dbus_connection_get_is_connected(raw) != 0 { dbus_connection_close(raw) }
     }
 
     private static func earlier(_ wait: Int32, _ deadline: UInt64, _ now: UInt64) -> Int32 {
