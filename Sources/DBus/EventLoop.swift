@@ -330,16 +330,7 @@ final class EventLoop: @unchecked Sendable {
     /// it (taking what has come of them). A refusal closes the connection, with its reason.
     private func readsHandshake(from fd: Int32) -> Bool {
         guard let handshake else { return true }
-        switch handshake.take(from: fd) {
-        case .done:
-            self.handshake = nil
-            return true
-        case .waiting:
-            return false
-        case .refused(let reason):
-            refuse(reason)
-            return false
-        }
+        return conclude(handshake.take(from: fd))
     }
 
     /// Reads the answers to a pipelined handshake, waiting for them until `deadline`; false
@@ -348,22 +339,23 @@ final class EventLoop: @unchecked Sendable {
         guard let handshake else { return true }
         var descriptor: Int32 = -1
         guard dbus_connection_get_socket(raw, &descriptor) != 0 else { return false }
-        switch handshake.settle(on: descriptor, until: deadline) {
+        return conclude(handshake.settle(on: descriptor, until: deadline))
+    }
+
+    /// Whether the handshake is over; a refusal ends the connection, with its reason.
+    private func conclude(_ progress: HandshakeAnswers.Progress) -> Bool {
+        switch progress {
         case .done:
-            self.handshake = nil
+            handshake = nil
             return true
         case .waiting:
             return false
         case .refused(let reason):
-            refuse(reason)
+            handshake = nil
+            state.connectionEnded(reason: reason)
+            if dbus_connection_get_is_connected(raw) != 0 { dbus_connection_close(raw) }
             return false
         }
-    }
-
-    private func refuse(_ reason: String) {
-        handshake = nil
-        state.connectionEnded(reason: reason)
-        if dbus_connection_get_is_connected(raw) != 0 { dbus_connection_close(raw) }
     }
 
     private static func earlier(_ wait: Int32, _ deadline: UInt64, _ now: UInt64) -> Int32 {
