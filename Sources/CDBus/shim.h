@@ -59,14 +59,22 @@ static inline int cdbus_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, c
 static inline int cdbus_fcntl(int fd, int cmd) { return fcntl(fd, cmd); }
 
 // The pipelined bus handshake (DBus's PipelinedHandshake): dup3 and accept4 are declared only
-// under _GNU_SOURCE, and so is struct ucred, whose pid says who connected to the stand-in.
+// under _GNU_SOURCE, and so is struct ucred: who connected to the stand-in, who runs the bus.
 int dup3(int oldfd, int newfd, int flags);
 int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+struct cdbus_ucred { pid_t pid; uid_t uid; gid_t gid; };
+static inline int cdbus_peer_credentials(int fd, struct cdbus_ucred *credentials) {
+    socklen_t length = sizeof *credentials;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, credentials, &length) == 0 && length == sizeof *credentials;
+}
 static inline pid_t cdbus_peer_pid(int fd) {
-    struct { pid_t pid; uid_t uid; gid_t gid; } credentials;
-    socklen_t length = sizeof credentials;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 || length != sizeof credentials) return -1;
-    return credentials.pid;
+    struct cdbus_ucred credentials;
+    return cdbus_peer_credentials(fd, &credentials) ? credentials.pid : -1;
+}
+// The user on the other end of a unix socket; (uid_t)-1 when unknown.
+static inline uid_t cdbus_peer_uid(int fd) {
+    struct cdbus_ucred credentials;
+    return cdbus_peer_credentials(fd, &credentials) ? credentials.uid : (uid_t)-1;
 }
 
 #endif

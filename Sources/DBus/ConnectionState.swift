@@ -109,6 +109,13 @@ final class ConnectionState {
     }
 
     private func start(_ call: PendingCall, _ message: Message) {
+        // A message sent before keeps its serial, and libdbus would send it again under it: a
+        // second call of the same message still awaited would take the first one's answer.
+        let earlier = dbus_message_get_serial(message.raw)
+        guard earlier == 0 || pending[earlier] == nil else {
+            finish(call, .failure(.failed("this message is already awaiting its reply; make another for a second call")))
+            return
+        }
         var serial: UInt32 = 0
         guard dbus_connection_send(loop.raw, message.raw, &serial) != 0 else {
             finish(call, .failure(.noMemory("the message could not be queued")))

@@ -314,7 +314,8 @@ final class EventLoop: @unchecked Sendable {
         if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
         if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
         if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
-        guard flags != 0 else { return }
+        // A refused handshake closed the connection, and libdbus let go of the watch with it.
+        guard flags != 0, watches.contains(watch) else { return }
         dbus_watch_handle(watch, flags)
         guard flags & DBUS_WATCH_READABLE.rawValue != 0 else { return }
         for _ in 0..<4096 {

@@ -22,8 +22,9 @@ import Glibc
 /// The bus's own answers come back ahead of the first replies. ``HandshakeAnswers`` takes them
 /// off the socket before libdbus reads it (the event loop asks it first), and a bus that
 /// refuses ends the connection with the reason. Only a plain `unix:path=` or `unix:abstract=`
-/// address is taken this way; for any other, or if anything fails before the bus has read a
-/// message, `open` returns nil and the connection is made the usual way.
+/// address of a bus run by this user is taken this way; for any other, or if anything fails
+/// before a message has gone to the bus, `open` returns nil and the connection is made the
+/// usual way.
 enum PipelinedHandshake {
 
     /// A libdbus connection whose handshake with the bus went out in one write, and the bus's
@@ -34,8 +35,10 @@ enum PipelinedHandshake {
         guard socket >= 0 else { return nil }
         var handedOver = false
         defer { if !handedOver { close(socket) } }
-        // Whether there is a bus at all is for the usual way to say, in libdbus's words.
-        guard bus.connect(socket) else { return nil }
+        // Whether there is a bus at all is for the usual way to say, in libdbus's words. A bus
+        // running as another user (a system bus, a socket passed into a container) may take
+        // other mechanisms than EXTERNAL, which libdbus then tries in turn.
+        guard bus.connect(socket), cdbus_peer_uid(socket) == geteuid() else { return nil }
         let lines = [0] + Array("AUTH EXTERNAL \(hexadecimal(String(geteuid())))\r\nNEGOTIATE_UNIX_FD\r\nBEGIN\r\n".utf8)
         guard sendAll(socket, lines), cdbus_fcntl_int(socket, F_SETFL, cdbus_fcntl(socket, F_GETFL) | O_NONBLOCK) == 0,
               let raw = authenticatedAgainstStandIn(guid: bus.guid)
@@ -53,14 +56,16 @@ enum PipelinedHandshake {
     }
 
     /// A libdbus connection authenticated against a stand-in in this process that answers at
-    /// once, with `guid` when the address names one (libdbus checks the answer against it).
+    /// once, with `guid` when the address names one (``HandshakeAnswers`` checks the bus's).
     private static func authenticatedAgainstStandIn(guid: String?) -> OpaquePointer? {
         let listener = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard listener >= 0 else { return nil }
         defer { close(listener) }
         let name = "pasteboardd-handshake-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 16))"
         let standIn = UnixSocketAddress(path: Array(name.utf8), abstract: true, guid: nil)
-        guard standIn.bind(listener), listen(listener, 1) == 0 else { return nil }
+        // A backlog of all the kernel allows: libdbus connects in blocking mode, and the name
+        // can be read from /proc/net/unix by anyone, who must not be able to fill the queue.
+        guard standIn.bind(listener), listen(listener, SOMAXCONN) == 0 else { return nil }
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -70,14 +75,17 @@ enum PipelinedHandshake {
             dbus_connection_unref(raw)
             return nil
         }
-        // The abstract name is listed in /proc/net/unix: whoever connected must be libdbus,
-        // in this process.
-        let accepted = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
-        guard accepted >= 0 else { return fail() }
+        // The abstract name is listed in /proc/net/unix: only libdbus's connection, from this
+        // process, is answered; any other queued before it is closed.
+        var accepted: Int32 = -1
+        while accepted < 0 {
+            let candidate = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            if candidate < 0, errno == EINTR { continue }
+            guard candidate >= 0 else { return fail() }
+            if cdbus_peer_pid(candidate) == getpid() { accepted = candidate } else { close(candidate) }
+        }
         defer { close(accepted) }
-        guard cdbus_peer_pid(accepted) == getpid(),
-              sendAll(accepted, Array("OK \(guid ?? standInGUID)\r\nAGREE_UNIX_FD\r\n".utf8))
-        else { return fail() }
+        guard sendAll(accepted, Array("OK \(guid ?? standInGUID)\r\nAGREE_UNIX_FD\r\n".utf8)) else { return fail() }
         // The answers are there already: this reads them and writes `BEGIN`, without waiting
         // for anyone but this thread. A second is far more than that takes.
         let deadline = Clock.now + 1_000_000_000
@@ -237,11 +245,13 @@ struct UnixSocketAddress {
             default: return nil
             }
         }
-        guard let path, !path.isEmpty, !path.contains(0) else { return nil }
+        // libdbus's limits: a path of at most 99 bytes, an abstract name of at most 98.
+        guard let path, !path.isEmpty, !path.contains(0), path.count <= (abstract ? 98 : 99) else { return nil }
         self.init(path: path, abstract: abstract, guid: guid)
     }
 
-    /// `%XX` escapes undone; nil for a malformed one.
+    /// `%XX` escapes undone; nil for a malformed one, or for a byte the specification says
+    /// must be escaped (libdbus refuses the address then, and must be the one to say so).
     private static func unescaped(_ value: ArraySlice<UInt8>) -> [UInt8]? {
         var out: [UInt8] = []
         var index = value.startIndex
@@ -251,11 +261,21 @@ struct UnixSocketAddress {
                 out.append(high << 4 | low)
                 index += 3
             } else {
+                guard isOptionallyEscaped(value[index]) else { return nil }
                 out.append(value[index])
                 index += 1
             }
         }
         return out
+    }
+
+    /// `[-0-9A-Za-z_/.\*]`, the bytes an address value may hold unescaped.
+    private static func isOptionallyEscaped(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "*"): true
+        default: false
+        }
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -11,7 +11,9 @@ struct RecentSpellings {
     private var slots: [(spelling: String, type: PasteboardType)?] = []
 
     func type(spelled spelling: String) -> PasteboardType? {
-        guard !slots.isEmpty, let slot = slots[Self.slot(of: spelling)], slot.spelling == spelling else { return nil }
+        // Byte for byte: `==` on strings compares canonical equivalents equal (`;` and U+037E),
+        // and a spelling that is not ASCII must be parsed, to be refused.
+        guard !slots.isEmpty, let slot = slots[Self.slot(of: spelling)], slot.spelling.utf8.elementsEqual(spelling.utf8) else { return nil }
         return slot.type
     }
 

@@ -446,6 +446,25 @@ struct ConnectionTests {
     /// `close()` sends what is queued, messages held for `Hello`'s answer too: a signal carrying
     /// a descriptor, sent and closed while the bus is stopped (so `Hello` is unanswered), reaches
     /// a listener once the bus goes on.
+    /// The same message called again while its first call is awaited: libdbus would send it
+    /// under the same serial, and the second call take the first one's answer, leaving the
+    /// first waiting for ever. The second is refused; the first is answered.
+    @Test func aMessageAwaitedIsNotCalledAgain() async throws {
+        let message = try Message.methodCall(
+            destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.uint32(7)])
+        bus.pause()
+        let client = self.client
+        let first = Task { try await client.call(message, timeout: .seconds(60)) }
+        try await eventually { message.serial != 0 }
+        await #expect {
+            _ = try await client.call(message, timeout: .seconds(60))
+        } throws: { error in
+            (error as? DBusError)?.message.contains("already awaiting its reply") == true
+        }
+        bus.resume()
+        #expect(try await first.value.arguments() == [.uint32(7)])
+    }
+
     @Test func closingSendsWhatWaitsForHello() async throws {
         let stream = try await client.signals(matching: MatchRule(interface: "org.example.Echo", member: "Handed"))
         let quick = try Connection.connect(address: bus.address, awaitingName: false)

@@ -19,12 +19,17 @@ struct PipelinedHandshakeTests {
         #expect(escaped.path == Array("/tmp/a b,".utf8) && escaped.guid == "00ff")
         let abstract = try #require(UnixSocketAddress(parsing: "unix:abstract=/tmp/dbus-x,guid=1"))
         #expect(abstract.path == Array("/tmp/dbus-x".utf8) && abstract.abstract && abstract.guid == "1")
+        #expect(UnixSocketAddress(parsing: "unix:path=/" + String(repeating: "p", count: 98))?.path.count == 99)
+        #expect(UnixSocketAddress(parsing: "unix:abstract=" + String(repeating: "a", count: 98))?.path.count == 98)
     }
 
     @Test(arguments: [
         "unix:tmpdir=/tmp", "unix:runtime=yes", "tcp:host=localhost,port=4000", "unix:path=/a;unix:path=/b",
         "unix:path=/a,path=/b", "unix:path=/a,abstract=b", "unix:path=%zz", "unix:path=/a%4", "unix:", "unix:path=",
         "unix:path=/a,foo=bar", "unix:path", "unix:path=/a%00b", "UNIX:path=/a", "",
+        // Bytes that must be escaped, which libdbus refuses unescaped; names over its limits.
+        "unix:path=/a b", "unix:path=/tmp/é", "unix:path=/a=b", "unix:abstract=@x",
+        "unix:path=/" + String(repeating: "p", count: 99), "unix:abstract=" + String(repeating: "a", count: 99),
     ])
     func otherAddressesAreLeftToLibdbus(_ address: String) {
         #expect(UnixSocketAddress(parsing: address) == nil)
@@ -99,15 +104,24 @@ struct PipelinedHandshakeTests {
         connection.close()
     }
 
-    /// A bus that refuses the authentication fails the first call, saying so.
-    @Test func aRefusalFailsTheFirstCall() async throws {
-        let bus = try ScriptedBus(abstract: false, answer: "REJECTED EXTERNAL\r\n")
+    /// A bus that refuses the authentication, or leaves during it (its socket then reads as
+    /// ended and hung up at once), fails the first call, saying so.
+    @Test(arguments: [
+        ("REJECTED EXTERNAL\r\n", false, "the bus refused the authentication (REJECTED EXTERNAL)"),
+        ("REJECTED EXTERNAL\r\n", true, "the bus refused the authentication (REJECTED EXTERNAL)"),
+        (nil, true, "the bus closed the connection during the handshake"),
+    ] as [(String?, Bool, String)])
+    func aRefusalFailsTheFirstCall(_ answer: String?, _ leaves: Bool, _ reason: String) async throws {
+        // One that leaves does so once the call has come (the handshake, `Hello` and the call
+        // are over 250 bytes): the client is then reading, not writing into a closed socket.
+        let bus = try ScriptedBus(abstract: false, answer: answer, leaves: leaves, after: leaves ? 250 : 1)
         let connection = try Connection.connect(address: bus.address, awaitingName: false)
         await #expect {
             _ = try await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", method: "GetId", timeout: .seconds(20))
         } throws: { error in
-            (error as? DBus.DBusError)?.message.contains("the bus refused the authentication (REJECTED EXTERNAL)") == true
+            (error as? DBus.DBusError)?.message.contains(reason) == true
         }
+        #expect(!connection.isConnected)
     }
 
     /// A real bus: with the guid its address names, calls go through; with another, the first
@@ -160,7 +174,8 @@ struct PipelinedHandshakeTests {
 }
 
 /// A listening socket standing in for a bus: it accepts one connection, records what comes,
-/// and answers the handshake with `answer` (or never).
+/// answers the handshake with `answer` (or never) once `after` bytes have come, and then
+/// `leaves` (closes) or stays.
 private final class ScriptedBus: @unchecked Sendable {
     let address: String
     private let listener: Int32
@@ -168,7 +183,7 @@ private final class ScriptedBus: @unchecked Sendable {
     private let bytes = Mutex<[UInt8]>([])
     private let done = Atomic<Bool>(false)
 
-    init(abstract: Bool, answer: String?) throws {
+    init(abstract: Bool, answer: String?, leaves: Bool = false, after: Int = 1) throws {
         directory = try Paths.temporaryDirectory("pasteboardd-scripted-bus")
         let name = abstract ? "pasteboardd-scripted-bus-\(getpid())-\(UInt32.random(in: 0 ... .max))" : directory + "/bus"
         let socketAddress = UnixSocketAddress(path: Array(name.utf8), abstract: abstract, guid: nil)
@@ -177,7 +192,7 @@ private final class ScriptedBus: @unchecked Sendable {
             throw TestSupportError("the scripted bus could not listen on \(name)")
         }
         address = abstract ? "unix:abstract=" + name : "unix:path=" + name
-        let thread = Thread { [self] in serve(answer) }
+        let thread = Thread { [self] in serve(answer, leaves: leaves, after: after) }
         thread.start()
     }
 
@@ -198,11 +213,11 @@ private final class ScriptedBus: @unchecked Sendable {
         return bytes.withLock { $0 }
     }
 
-    private func serve(_ answer: String?) {
+    private func serve(_ answer: String?, leaves: Bool, after: Int) {
         let client = accept(listener, nil, nil)
         guard client >= 0 else { return }
         defer { close(client) }
-        var answered = answer == nil
+        var answered = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !done.load(ordering: .acquiring) {
             var probe = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
@@ -210,11 +225,16 @@ private final class ScriptedBus: @unchecked Sendable {
             guard probe.revents != 0 else { continue }
             let count = read(client, &buffer, buffer.count)
             guard count > 0 else { return }
-            bytes.withLock { $0 += buffer[..<count] }
-            if !answered, let answer {
-                answered = true
+            let total = bytes.withLock { bytes in
+                bytes += buffer[..<count]
+                return bytes.count
+            }
+            guard !answered, total >= after else { continue }
+            answered = true
+            if let answer {
                 _ = answer.utf8CString.withUnsafeBufferPointer { send(client, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL)) }
             }
+            if leaves { return }
         }
     }
 }

@@ -80,8 +80,11 @@ extension StressTests {
                 for problem in ledger.problems { Issue.record("\(label): \(problem)") }
 
                 try await h.server.restart()
-                try await expectAcknowledgedWritesKept(h, ledger, counts: &history, label)
+                // Files first, before anything is read: on a shared store, reading data the
+                // restart took in from PostgreSQL (a write lost here, kept there) fetches it into
+                // a blob file that no row names until the contents change, by design.
                 try await expectNoStrayBlobs(h, label)
+                try await expectAcknowledgedWritesKept(h, ledger, counts: &history, label)
                 #expect(!h.server.log.contains("integrity check") && !h.server.log.contains("lost its") && !h.server.log.contains("could not be opened"), "\(label): \(h.server.log)")
             }
             // The store still takes writes, from the counts it kept.
