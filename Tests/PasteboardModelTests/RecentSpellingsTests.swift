@@ -30,6 +30,26 @@ struct RecentSpellingsTests {
         #expect(cache.type(spelled: first) == nil)
     }
 
+    /// A spelling canonically equivalent to a cached one (U+037E, the Greek question mark, for
+    /// `;`), which `==` on strings calls equal, is not answered from the cache: it is not ASCII,
+    /// and is refused.
+    @Test func anEquivalentSpellingIsNotTheCachedOne() throws {
+        let cached = "text/plain;charset=utf-8"
+        var equivalent: String?
+        for number in 0..<100_000 {
+            let candidate = "text/plain\u{37E}charset=utf-8" + (number == 0 ? "" : ";x=\(number)")
+            let twin = number == 0 ? cached : "text/plain;charset=utf-8;x=\(number)"
+            if RecentSpellings.slot(of: candidate) == RecentSpellings.slot(of: twin) {
+                equivalent = candidate
+                _ = try PasteboardType(validating: twin)
+                break
+            }
+        }
+        let spelling = try #require(equivalent)
+        #expect(spelling.unicodeScalars.contains("\u{37E}"))
+        #expect(throws: PasteboardError.self) { try PasteboardType(validating: spelling) }
+    }
+
     @Test func validationAnswersEachSpellingWhileTheyTakeTurns() throws {
         let (first, second) = try #require(Self.collidingSpellings())
         for _ in 0..<4 {
