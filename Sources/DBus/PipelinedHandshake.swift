@@ -33,8 +33,9 @@ enum PipelinedHandshake {
         guard let bus = UnixSocketAddress(parsing: address) else { return nil }
         let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return nil }
-        var handedOver = false
-        defer { if !handedOver { close(socket) } }
+        // Closed on the way out in any case: once it has taken libdbus's place, that copy is
+        // the one that counts.
+        defer { close(socket) }
         // Whether there is a bus at all is for the usual way to say, in libdbus's words. A bus
         // running as another user (a system bus, a socket passed into a container) may take
         // other mechanisms than EXTERNAL, which libdbus then tries in turn.
@@ -50,8 +51,6 @@ enum PipelinedHandshake {
             dbus_connection_unref(raw)
             return nil
         }
-        handedOver = true
-        close(socket)
         return (raw, HandshakeAnswers(guid: bus.guid))
     }
 
