@@ -22,10 +22,9 @@ struct RecentSpellings {
         slots[Self.slot(of: spelling)] = (spelling, type)
     }
 
-    /// FNV-1a of the spelling's bytes, folded to a slot.
+    /// The spelling's bytes hashed (``FNV1a``), folded to a slot.
     static func slot(of spelling: String) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for byte in spelling.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return Int(truncatingIfNeeded: (hash >> 16) ^ hash) & (slotCount - 1)
+        let hash = FNV1a.hash(spelling.utf8)
+        return Int(truncatingIfNeeded: hash ^ (hash >> 32)) & (slotCount - 1)
     }
 }

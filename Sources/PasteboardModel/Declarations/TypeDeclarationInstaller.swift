@@ -110,9 +110,7 @@ public struct TypeDeclarationInstaller: Sendable {
     static func packageFileName(for identifier: String) -> String {
         let bytes = Array(identifier.utf8)
         guard bytes.count + 4 > 255 else { return identifier + ".xml" }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let digits = String(hash, radix: 16)
+        let digits = String(FNV1a.hash(bytes), radix: 16)
         let digest = String(repeating: "0", count: 16 - digits.count) + digits
         // Identifiers are ASCII (``TypeDeclaration/validate(identifier:)``): any cut is whole characters.
         return String(decoding: bytes.prefix(200), as: UTF8.self) + "_" + digest + ".xml"

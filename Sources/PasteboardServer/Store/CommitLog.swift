@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PasteboardModel
 
 /// A small file, mapped into memory, where a change is recorded before it is answered when the
 /// database cannot take it at once.
@@ -135,11 +136,9 @@ final class CommitLog {
     /// FNV-1a over the generation and the payload: enough to tell a whole record from one cut
     /// short or left over.
     private static func checksum(_ generation: UInt64, _ payload: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        withUnsafeBytes(of: generation.littleEndian) { bytes in
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        }
-        for byte in payload { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+        var hash = FNV1a()
+        withUnsafeBytes(of: generation.littleEndian) { hash.add($0) }
+        hash.add(payload)
+        return hash.value
     }
 }
