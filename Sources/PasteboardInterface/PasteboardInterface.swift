@@ -38,11 +38,12 @@ public enum PasteboardInterface {
     /// Why a call that was not answered failed, in words for people: that no server runs on
     /// this bus, or the bus's own message.
     ///
-    /// - Parameter address: The bus, when it is not the session bus: the command that starts a
-    ///   server then names it, so that following the hint starts one where it was looked for.
-    public static func unansweredReason(_ error: DBusError, onBus address: String? = nil) -> String {
+    /// - Parameter address: The bus the call went to. When it is not the session bus the
+    ///   command that starts a server names it, so that following the hint starts one where it
+    ///   was looked for.
+    public static func unansweredReason(_ error: DBusError, onBus address: String) -> String {
         guard meansNoServer(error) else { return error.message }
-        let start = address.map { "pasteboardd --address \(shellQuoted($0)) &" } ?? "pasteboardd &"
+        let start = address == Connection.sessionBusAddress() ? "pasteboardd &" : "pasteboardd --address \(shellQuoted(address)) &"
         return "pasteboardd is not running there; start it with `\(start)`"
     }
 

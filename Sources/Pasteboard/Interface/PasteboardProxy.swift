@@ -279,9 +279,7 @@ public final class PasteboardProxy: Sendable {
         if error.name == DBusError.cancelledName {
             return CancellationError()
         }
-        // A bus other than the session bus needs the server started there: the hint names it.
-        let elsewhere = address == Connection.sessionBusAddress() ? nil : address
-        return PasteboardConnectionError(address: address, reason: PasteboardInterface.unansweredReason(error, onBus: elsewhere), dbusErrorName: error.name)
+        return PasteboardConnectionError(address: address, reason: PasteboardInterface.unansweredReason(error, onBus: address), dbusErrorName: error.name)
     }
 }
 

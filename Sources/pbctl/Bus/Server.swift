@@ -279,13 +279,7 @@ final class Server: Sendable {
         if error.name == DBusError.noReplyName {
             return Unreachable(address: address, reason: "pasteboardd did not answer (\(error.message)); if it is stopped or hung, restart it")
         }
-        return Unreachable(address: address, reason: PasteboardInterface.unansweredReason(error, onBus: isSessionBus ? nil : address))
-    }
-
-    /// Whether the bus is the session bus, which a plain `pasteboardd` joins; a bus named with
-    /// `--address` needs the server started with the same.
-    private var isSessionBus: Bool {
-        Connection.sessionBusAddress() == address
+        return Unreachable(address: address, reason: PasteboardInterface.unansweredReason(error, onBus: address))
     }
 }
 
