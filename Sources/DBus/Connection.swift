@@ -19,6 +19,9 @@ import Glibc
 /// event loop, which does all the I/O. Messages go out in the order they were sent.
 public final class Connection: Sendable {
     private let loop: EventLoop
+
+    /// How many messages left in writes of several (``GatheredWrite``): for tests.
+    var gatheredMessages: Int { loop.gatheredMessages.load(ordering: .relaxed) }
     /// The unique name the bus gave this connection (`:1.42`).
     public let uniqueName: String
     /// The address this connection was opened on.

@@ -117,6 +117,8 @@ final class ConnectionState {
             return
         }
         var serial: UInt32 = 0
+        loop.uncork()
+        number(message)
         guard dbus_connection_send(loop.raw, message.raw, &serial) != 0 else {
             finish(call, .failure(.noMemory("the message could not be queued")))
             return
@@ -131,8 +133,27 @@ final class ConnectionState {
         if holds(message) {
             greeting?.held.append((message, nil))
         } else {
+            number(message)
             dbus_connection_send(loop.raw, message.raw, nil)
         }
+    }
+
+    // MARK: Serials
+
+    /// The serial given last. `Hello`, sent before the loop starts, is libdbus's 1; every
+    /// message after it is numbered here, whether libdbus writes it or the loop does
+    /// (``GatheredWrite``), so that serials rise in the order messages leave.
+    private var lastSerial: UInt32 = 1
+
+    /// The next serial (never 0).
+    func nextSerial() -> UInt32 {
+        lastSerial = lastSerial == .max ? 1 : lastSerial + 1
+        return lastSerial
+    }
+
+    /// Gives `message` the next serial, unless it has one already (sent before).
+    private func number(_ message: Message) {
+        if dbus_message_get_serial(message.raw) == 0 { dbus_message_set_serial(message.raw, nextSerial()) }
     }
 
     // MARK: Hello not awaited
@@ -159,13 +180,23 @@ final class ConnectionState {
             for case (_, let call?) in held { finish(call, .failure(error)) }
             return
         }
+        loop.uncork()
         for (message, call) in held {
-            if let call { start(call, message) } else { dbus_connection_send(loop.raw, message.raw, nil) }
+            if let call {
+                start(call, message)
+            } else {
+                number(message)
+                dbus_connection_send(loop.raw, message.raw, nil)
+            }
         }
     }
 
     /// Whether messages wait for the answer to `Hello` (see ``holds(_:)``).
     var holdsMessages: Bool { greeting?.held.isEmpty == false }
+
+    /// Whether a `Hello` sent without waiting is still unanswered: what is sent meanwhile goes
+    /// through ``transmit(_:)``, which decides what waits.
+    var awaitsGreeting: Bool { greeting != nil }
 
     func cancelCall(id: UInt64) {
         if let index = greeting?.held.firstIndex(where: { $0.call?.id == id }) {

@@ -76,16 +76,11 @@ public final class MethodCall: Sendable {
         try message.readArguments(read)
     }
 
-    /// Sends the method return, then the messages `followUps` makes (signals the call caused).
-    /// On the loop thread the reply leaves before they are made; elsewhere they are made first
-    /// and handed to the loop together, in one wake-up.
+    /// Sends the method return, then the messages `followUps` makes (signals the call caused),
+    /// made first: together they leave in one write (see ``GatheredWrite``), and from another
+    /// thread in one wake-up of the loop.
     public func reply(_ values: [DBusValue], then followUps: () -> [Message]) {
-        if loop.sendsAtOnce {
-            loop.send(returnMessages(values))
-            loop.send(followUps())
-        } else {
-            loop.send(returnMessages(values) + followUps())
-        }
+        loop.send(returnMessages(values) + followUps())
     }
 
     /// Sends the method return, then `followUps` (signals the call caused) in that order.

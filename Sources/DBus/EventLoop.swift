@@ -37,6 +37,11 @@ final class EventLoop: @unchecked Sendable {
     /// the socket before (see ``PipelinedHandshake``).
     private var handshake: HandshakeAnswers?
 
+    /// Replies and signals sent together leave in one write when they may (loop thread only).
+    private var gathered = GatheredWrite()
+    /// How many messages left that way (the tests' window on which way they took).
+    let gatheredMessages = Atomic<Int>(0)
+
     init(connection raw: OpaquePointer, handshake: HandshakeAnswers? = nil) throws(DBusError) {
         self.raw = raw
         self.handshake = handshake
@@ -240,17 +245,44 @@ final class EventLoop: @unchecked Sendable {
             }
             if batch.isEmpty { return ran }
             ran = true
+            // Answers handed over from other threads, a batch's say, leave together as well.
+            corking = true
             for work in batch { work(self) }
+            corking = false
+            uncork()
         }
     }
 
+    /// Dispatches every whole message received. What the handlers send meanwhile is held
+    /// (``corked``) and leaves together once they are done, or every ``corkLimit`` messages:
+    /// the answers to calls that came in one read cost one write (``GatheredWrite``), not one
+    /// each.
+    ///
     /// - Returns: whether any message was dispatched.
     @discardableResult
     private func dispatchAll() -> Bool {
         guard dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS else { return false }
+        corking = true
         while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        corking = false
+        uncork()
         return true
     }
+
+    /// Sends what was held while dispatching: before anything else is handed to libdbus
+    /// (a call, say), so that messages leave in the order they were sent.
+    func uncork() {
+        guard !corked.isEmpty else { return }
+        let messages = corked
+        corked.removeAll(keepingCapacity: true)
+        transmit(messages)
+    }
+
+    /// While the loop dispatches or runs what was submitted, what is sent waits in ``corked``.
+    private var corking = false
+    private var corked: [Message] = []
+    /// The most messages held before they are sent.
+    private static let corkLimit = 32
 
     /// The descriptors of the last `poll` and the watches they stand for, kept between rounds so
     /// that a round allocates nothing.
@@ -375,10 +407,9 @@ enum Clock {
 }
 
 extension EventLoop {
-    /// Whether ``send(_:)`` from this thread hands messages to libdbus at once: on the loop
-    /// thread with nothing queued before them, not once the dispatch is over (a reply leaves
-    /// before the signals after it are even built). libdbus writes at once what fits in the
-    /// socket.
+    /// Whether ``send(_:)`` from this thread hands messages to the bus at once: on the loop
+    /// thread with nothing queued before them, not once the loop has ended. What fits in the
+    /// socket is written at once.
     var sendsAtOnce: Bool {
         loopThread.load(ordering: .relaxed) == UInt(pthread_self()) && commands.withLock({ $0.queue.isEmpty && !$0.ended }) && !state.ended
     }
@@ -387,13 +418,50 @@ extension EventLoop {
     func send(_ messages: [Message]) {
         guard !messages.isEmpty else { return }
         if sendsAtOnce {
-            for message in messages { state.transmit(message) }
+            sendInOrder(messages)
             return
         }
         submit { loop in
             // After the end `raw` is released: what was not sent by then is dropped.
             guard !loop.state.ended else { return }
-            for message in messages { loop.state.transmit(message) }
+            loop.sendInOrder(messages)
         }
+    }
+
+    /// Sends `messages` now, or holds them with what is held already while the loop
+    /// dispatches or runs what was submitted (see ``dispatchAll()``).
+    private func sendInOrder(_ messages: [Message]) {
+        guard corking else { return transmit(messages) }
+        corked += messages
+        if corked.count >= Self.corkLimit { uncork() }
+    }
+
+    /// Hands `messages` to the bus in order, on the loop thread: several in one write when
+    /// they may (``GatheredWrite``), else to libdbus one by one.
+    private func transmit(_ messages: [Message]) {
+        var next = 0
+        while next < messages.count {
+            let written = messages.count - next > 1 ? writeTogether(messages[next...]) : 0
+            if written > 0 {
+                next += written
+            } else {
+                state.transmit(messages[next])
+                next += 1
+            }
+        }
+    }
+
+    /// Writes the first of `messages` to the socket at once (see ``GatheredWrite``), when no
+    /// byte of libdbus's can come between or before them: the handshake's answers are read,
+    /// nothing waits for `Hello`, and libdbus has nothing queued (not even the rest of a
+    /// message it began to write). Returns how many it wrote.
+    private func writeTogether(_ messages: ArraySlice<Message>) -> Int {
+        guard handshake == nil, !state.awaitsGreeting, dbus_connection_get_is_authenticated(raw) != 0,
+              dbus_connection_has_messages_to_send(raw) == 0 else { return 0 }
+        var socket: Int32 = -1
+        guard dbus_connection_get_socket(raw, &socket) != 0, socket >= 0 else { return 0 }
+        let written = gathered.write(messages, to: socket) { state.nextSerial() }
+        gatheredMessages.add(written, ordering: .relaxed)
+        return written
     }
 }

@@ -1,0 +1,125 @@
+import CDBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Replies and signals that leave together, written to the bus socket in one `sendmsg`.
+///
+/// libdbus writes every message with a system call of its own. A change's reply and the
+/// `Changed` after it then cost the server two writes, each waking the bus, and the bus two
+/// reads and two rounds of its loop; a batch of sixteen answers, sixteen of each. Written
+/// together, they cost one of each (the bus reads what has come, up to its buffer, at once).
+///
+/// Only where nothing can come out of order or half-written (``EventLoop`` checks the
+/// connection's side: on its thread, authenticated, nothing held for `Hello`, nothing queued
+/// in libdbus, so that no byte of libdbus's can be between ours or after them unsent):
+/// - no method call, whose serial libdbus must give (the reply is matched to it), no message
+///   numbered already, and none carrying descriptors (they travel beside the bytes);
+/// - at most ``maximumBytes`` in all, which the kernel takes into one buffer: a unix stream
+///   socket sends one buffer whole or not at all;
+/// - room in the socket's send queue, so that the write is not refused for want of it.
+///
+/// What is not written here (``write(_:to:)`` says how many it wrote) libdbus sends one by one.
+///
+/// The serials come from the connection's one sequence (``ConnectionState/nextSerial()``), as
+/// those of the messages libdbus writes do: they rise in the order messages leave, whichever
+/// way they take.
+struct GatheredWrite {
+    /// The most bytes written at once: one buffer of the kernel's (a unix stream socket cuts
+    /// a write into buffers of about 32 KiB plus a page).
+    static let maximumBytes = 32 * 1024
+
+    /// The socket's send buffer (`SO_SNDBUF`), read once.
+    private var sendBuffer: Int32 = 0
+
+    /// Writes the first of `messages` to `socket` in one `sendmsg`: as many as are for this
+    /// path and fit in ``maximumBytes``, at least two, each numbered by `serial`. Returns how
+    /// many it wrote; 0, with nothing written, when they are not for this path or the socket
+    /// cannot take them now.
+    mutating func write(_ messages: ArraySlice<Message>, to socket: Int32, serial: () -> UInt32) -> Int {
+        var pieces: [(bytes: UnsafeMutablePointer<CChar>, count: Int)] = []
+        pieces.reserveCapacity(messages.count)
+        defer { for piece in pieces { dbus_free(piece.bytes) } }
+        var total = 0
+        for message in messages {
+            let raw = message.raw
+            guard dbus_message_get_type(raw) != DBUS_MESSAGE_TYPE_METHOD_CALL, dbus_message_get_serial(raw) == 0,
+                  dbus_message_contains_unix_fds(raw) == 0 else { break }
+            var bytes: UnsafeMutablePointer<CChar>?
+            var count: Int32 = 0
+            guard dbus_message_marshal(raw, &bytes, &count) != 0, let bytes else { break }
+            guard count >= 16, total + Int(count) <= Self.maximumBytes else {
+                dbus_free(bytes)
+                break
+            }
+            pieces.append((bytes, Int(count)))
+            total += Int(count)
+        }
+        guard pieces.count >= 2, hasRoom(for: total, in: socket) else { return 0 }
+
+        for piece in pieces { Self.number(piece.bytes, serial()) }
+        var vectors = pieces.map { iovec(iov_base: UnsafeMutableRawPointer($0.bytes), iov_len: $0.count) }
+        let written = vectors.withUnsafeMutableBufferPointer { vectors -> Int in
+            var header = msghdr()
+            header.msg_iov = vectors.baseAddress
+            header.msg_iovlen = vectors.count
+            return Glibc.sendmsg(socket, &header, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        }
+        // Refused (no room after all, the bus gone): nothing left, and libdbus sends them.
+        guard written > 0 else { return 0 }
+        if written < total {
+            // One buffer is sent whole or not at all; should the kernel ever cut it, the rest
+            // must follow before anything else does, or the stream would be garbage.
+            finish(pieces, from: written, on: socket)
+        }
+        return pieces.count
+    }
+
+    /// Whether `socket` takes `count` more bytes without waiting: what it holds unread by the
+    /// bus, with the kernel's bookkeeping, is well below its send buffer.
+    private mutating func hasRoom(for count: Int, in socket: Int32) -> Bool {
+        if sendBuffer == 0 {
+            var size: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, &length) == 0, size > 0 else { return false }
+            sendBuffer = size
+        }
+        var queued: Int32 = 0
+        guard ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 else { return false }
+        return Int(queued) + count + 4096 < Int(sendBuffer)
+    }
+
+    /// Puts `serial` in a marshalled message's header (bytes 8 to 11, in its byte order).
+    private static func number(_ bytes: UnsafeMutablePointer<CChar>, _ serial: UInt32) {
+        let raw = UnsafeMutableRawPointer(bytes)
+        let bigEndian = raw.load(as: UInt8.self) == UInt8(ascii: "B")
+        raw.storeBytes(of: bigEndian ? serial.bigEndian : serial.littleEndian, toByteOffset: 8, as: UInt32.self)
+    }
+
+    /// Writes what is left of `pieces` after the first `written` bytes, waiting for the socket
+    /// (a second at most; a bus that takes nothing for that long is gone).
+    private func finish(_ pieces: [(bytes: UnsafeMutablePointer<CChar>, count: Int)], from written: Int, on socket: Int32) {
+        var skip = written
+        let deadline = Clock.now + 1_000_000_000
+        for piece in pieces {
+            var offset = min(skip, piece.count)
+            skip -= offset
+            while offset < piece.count {
+                let sent = Glibc.send(socket, piece.bytes + offset, piece.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                if sent > 0 {
+                    offset += sent
+                    continue
+                }
+                guard sent < 0, errno == EAGAIN || errno == EINTR, Clock.now < deadline else {
+                    // The stream cannot be mended: the bus drops the connection as it reads the
+                    // cut message.
+                    shutdown(socket, Int32(SHUT_WR))
+                    return
+                }
+                var ready = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, 100)
+            }
+        }
+    }
+}
