@@ -76,11 +76,17 @@ public final class MethodCall: Sendable {
         try message.readArguments(read)
     }
 
-    /// Sends the method return, then the messages `followUps` makes (signals the call caused),
-    /// made first: together they leave in one write (see ``GatheredWrite``), and from another
-    /// thread in one wake-up of the loop.
+    /// Sends the method return, then the messages `followUps` makes (signals the call caused).
+    /// Answering the loop's one call, the reply leaves before they are made, as the caller
+    /// waits for it and not for them. Otherwise (from another thread, or among calls that came
+    /// together) they are made first, and leave with it in one write (``GatheredWrite``).
     public func reply(_ values: [DBusValue], then followUps: () -> [Message]) {
-        loop.send(returnMessages(values) + followUps())
+        if loop.sendsAtOnce, !loop.corking {
+            loop.send(returnMessages(values))
+            loop.send(followUps())
+        } else {
+            loop.send(returnMessages(values) + followUps())
+        }
     }
 
     /// Sends the method return, then `followUps` (signals the call caused) in that order.

@@ -253,15 +253,18 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Dispatches every whole message received. What the handlers send meanwhile is held
-    /// (``corked``) and leaves together once they are done, or every ``corkLimit`` messages:
-    /// the answers to calls that came in one read cost one write (``GatheredWrite``), not one
-    /// each.
+    /// Dispatches every whole message received. What the handlers of the second and later
+    /// ones send is held (``corked``) and leaves together once they are done, or every
+    /// ``corkLimit`` messages: the answers to calls that came in one read cost one write
+    /// (``GatheredWrite``), not one each.
     ///
     /// - Returns: whether any message was dispatched.
     @discardableResult
     private func dispatchAll() -> Bool {
         guard dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS else { return false }
+        // The first is answered as it is handled: alone, its answer should not wait. Behind it,
+        // answers wait for each other.
+        guard dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS else { return true }
         corking = true
         while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
         corking = false
@@ -279,10 +282,12 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// While the loop dispatches or runs what was submitted, what is sent waits in ``corked``.
-    private var corking = false
+    private(set) var corking = false
     private var corked: [Message] = []
-    /// The most messages held before they are sent.
-    private static let corkLimit = 32
+    /// The most messages held before they are sent: a few answers' worth, so that the first of
+    /// them does not wait for many others, and the bus has them to pass on while the loop makes
+    /// the next.
+    private static let corkLimit = 8
 
     /// The descriptors of the last `poll` and the watches they stand for, kept between rounds so
     /// that a round allocates nothing.

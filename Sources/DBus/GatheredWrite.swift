@@ -16,9 +16,9 @@ import Glibc
 /// in libdbus, so that no byte of libdbus's can be between ours or after them unsent):
 /// - no method call, whose serial libdbus must give (the reply is matched to it), no message
 ///   numbered already, and none carrying descriptors (they travel beside the bytes);
-/// - at most ``maximumBytes`` in all, which the kernel takes into one buffer: a unix stream
-///   socket sends one buffer whole or not at all;
-/// - room in the socket's send queue, so that the write is not refused for want of it.
+/// - at most ``maximumBytes`` in all, and less than half the socket's send buffer, which the
+///   kernel then takes into one buffer: a unix stream socket sends one buffer whole or not at
+///   all (refused for want of room, the write leaves nothing behind, and libdbus sends them).
 ///
 /// What is not written here (``write(_:to:)`` says how many it wrote) libdbus sends one by one.
 ///
@@ -30,7 +30,7 @@ struct GatheredWrite {
     /// a write into buffers of about 32 KiB plus a page).
     static let maximumBytes = 32 * 1024
 
-    /// The socket's send buffer (`SO_SNDBUF`), read once.
+    /// The socket's send buffer (`SO_SNDBUF`), read once: nothing here changes it.
     private var sendBuffer: Int32 = 0
 
     /// Writes the first of `messages` to `socket` in one `sendmsg`: as many as are for this
@@ -56,7 +56,7 @@ struct GatheredWrite {
             pieces.append((bytes, Int(count)))
             total += Int(count)
         }
-        guard pieces.count >= 2, hasRoom(for: total, in: socket) else { return 0 }
+        guard pieces.count >= 2, fitsOneBuffer(total, socket) else { return 0 }
 
         for piece in pieces { Self.number(piece.bytes, serial()) }
         var vectors = pieces.map { iovec(iov_base: UnsafeMutableRawPointer($0.bytes), iov_len: $0.count) }
@@ -66,7 +66,7 @@ struct GatheredWrite {
             header.msg_iovlen = vectors.count
             return Glibc.sendmsg(socket, &header, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
         }
-        // Refused (no room after all, the bus gone): nothing left, and libdbus sends them.
+        // Refused (no room, the bus gone): nothing was written, and libdbus sends them.
         guard written > 0 else { return 0 }
         if written < total {
             // One buffer is sent whole or not at all; should the kernel ever cut it, the rest
@@ -76,18 +76,16 @@ struct GatheredWrite {
         return pieces.count
     }
 
-    /// Whether `socket` takes `count` more bytes without waiting: what it holds unread by the
-    /// bus, with the kernel's bookkeeping, is well below its send buffer.
-    private mutating func hasRoom(for count: Int, in socket: Int32) -> Bool {
+    /// Whether the kernel takes `count` bytes written to `socket` as one buffer: a unix stream
+    /// socket cuts a write into buffers of at most half its send buffer (less 64 bytes).
+    private mutating func fitsOneBuffer(_ count: Int, _ socket: Int32) -> Bool {
         if sendBuffer == 0 {
             var size: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, &length) == 0, size > 0 else { return false }
             sendBuffer = size
         }
-        var queued: Int32 = 0
-        guard ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 else { return false }
-        return Int(queued) + count + 4096 < Int(sendBuffer)
+        return count <= Int(sendBuffer) / 2 - 256
     }
 
     /// Puts `serial` in a marshalled message's header (bytes 8 to 11, in its byte order).

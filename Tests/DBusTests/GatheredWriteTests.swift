@@ -6,31 +6,71 @@ import TestSupport
 /// Replies and signals sent together leave in one write (``GatheredWrite``); whatever libdbus
 /// still holds, or the socket cannot take, goes through libdbus; all in order, and numbered in
 /// that order.
+/// Replies with a signal after; `Block` holds the connection's thread, so that calls pile up
+/// unread behind it.
+final class PilingObject: DBusObject {
+    let introspectionXML = "<node/>"
+
+    func handle(_ call: MethodCall) {
+        switch call.member {
+        case "Block":
+            usleep(300_000)
+            call.reply([])
+        case "Emit":
+            call.reply([], then: {
+                [try! Message.signal(path: "/org/example/Piling", interface: "org.example.Piling", name: "Said", arguments: call.arguments)]
+            })
+        default:
+            call.fail(.unknownMethod("no \(call.member)"))
+        }
+    }
+
+    func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] { [] }
+}
+
 struct GatheredWriteTests {
     let served: ServedObject
     var bus: TestBus { served.bus }
 
     init() async throws {
-        served = try await ServedObject(EchoObject(), at: "/org/example/Echo", name: "org.example.Echo")
+        served = try await ServedObject(PilingObject(), at: "/org/example/Piling", name: "org.example.Piling")
     }
 
-    @Test func aReplyAndItsSignalLeaveTogetherNumberedInOrder() async throws {
-        let before = served.server.gatheredMessages
-        let stream = try await served.client.signals(matching: MatchRule(interface: "org.example.Echo", member: "Said"))
+    func emit(_ word: String) async throws -> Message {
+        try await served.client.call(Message.methodCall(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.example.Piling", method: "Emit", arguments: [.string(word)]))
+    }
+
+    @Test func aLoneCallsReplyLeavesByItselfBeforeItsSignal() async throws {
+        let stream = try await served.client.signals(matching: MatchRule(interface: "org.example.Piling", member: "Said"))
         var iterator = stream.makeAsyncIterator()
-        var serials: [UInt32] = []
-        for word in ["one", "two", "three"] {
-            let call = try Message.methodCall(destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Emit", arguments: [.string(word)])
-            let reply = try await served.client.call(call)
-            let signal = try #require(await iterator.next())
-            #expect(signal.arguments() == [.string(word)])
-            #expect(reply.replySerial == call.serial)
-            serials += [reply.serial, signal.serial]
+        let reply = try await emit("alone")
+        let signal = try #require(await iterator.next())
+        #expect(signal.arguments() == [.string("alone")])
+        #expect(signal.serial == reply.serial + 1)
+        #expect(served.server.gatheredMessages == 0)
+    }
+
+    @Test func answersToCallsThatCameTogetherLeaveTogetherInOrder() async throws {
+        let stream = try await served.client.signals(matching: MatchRule(interface: "org.example.Piling", member: "Said"))
+        let blocked = Task { try await served.client.call(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.example.Piling", method: "Block") }
+        try await Task.sleep(for: .milliseconds(50))
+        // These wait in the server's socket until Block is answered, then are read together.
+        let words = (0..<10).map { "word \($0)" }
+        let replies = try await withThrowingTaskGroup(of: (String, Message).self) { group in
+            for word in words { group.addTask { (word, try await emit(word)) } }
+            return try await group.reduce(into: [String: Message]()) { $0[$1.0] = $1.1 }
         }
-        // Each reply and its signal in one write, numbered one after the other.
-        #expect(served.server.gatheredMessages - before == 6)
-        #expect(zip(serials, serials.dropFirst()).allSatisfy { $0 < $1 })
-        #expect(stride(from: 0, to: 6, by: 2).allSatisfy { serials[$0 + 1] == serials[$0] + 1 })
+        _ = try await blocked.value
+        var signals: [String: Message] = [:]
+        for await signal in stream {
+            signals[signal.arguments().first?.stringValue ?? ""] = signal
+            if signals.count == words.count { break }
+        }
+        for word in words {
+            let reply = try #require(replies[word]), signal = try #require(signals[word])
+            #expect(signal.serial > reply.serial, "\(word): the signal left before the reply")
+        }
+        #expect(served.server.gatheredMessages >= 2)
     }
 
     @Test func signalsKeepTheirOrderWhenTheSocketFillsUp() async throws {
@@ -42,7 +82,7 @@ struct GatheredWriteTests {
         bus.pause()
         for start in stride(from: 0, to: count, by: 100) {
             served.server.send(try (start..<start + 100).map { index throws(DBusError) in
-                try Message.signal(path: "/org/example/Burst", interface: "org.example.Burst", name: "Numbered", arguments: [.uint32(UInt32(index)), filler])
+                try Message.signal(path: "/org/example/Piling", interface: "org.example.Burst", name: "Numbered", arguments: [.uint32(UInt32(index)), filler])
             })
         }
         try await Task.sleep(for: .milliseconds(300))
