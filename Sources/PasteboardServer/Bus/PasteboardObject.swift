@@ -116,7 +116,7 @@ final class PasteboardObject: DBusObject {
             if !writeAtOnce(call, { answer throws(PasteboardError) in try self.answer(method, answer, arguments, callerPID: nil) }) {
                 enqueue(method, call, arguments)
             }
-        case .readData where queued.withLock({ $0[call.sender] == nil }):
+        case .readData where nothingQueued(from: call):
             do throws(PasteboardError) {
                 let request = try ReadRequest(call.message)
                 answerOnBusThread(call, fallback: method) { answer, callerPID throws(PasteboardError) in
@@ -125,7 +125,7 @@ final class PasteboardObject: DBusObject {
             } catch {
                 fail(call, error)
             }
-        case _ where method.onlyReads && queued.withLock({ $0[call.sender] == nil }):
+        case _ where method.onlyReads && nothingQueued(from: call):
             guard let arguments = decodedArguments(call, method) else { return }
             answerOnBusThread(call, fallback: method) { answer, callerPID throws(PasteboardError) in
                 try self.answer(method, answer, arguments, callerPID: callerPID)
@@ -191,7 +191,13 @@ final class PasteboardObject: DBusObject {
     /// would only do the work twice), and its sender has nothing queued that it would overtake.
     private func canWriteAtOnce(_ call: MethodCall) -> Bool {
         // A shared store decides each change on the database, which the bus thread never waits for.
-        service.store.log != nil && !isShared && queued.withLock { $0[call.sender] == nil }
+        service.store.log != nil && !isShared && nothingQueued(from: call)
+    }
+
+    /// Whether `call`'s sender has no call waiting on the queue. Mostly none has, which is
+    /// told without making a string of the sender's name and hashing it.
+    private func nothingQueued(from call: MethodCall) -> Bool {
+        queued.withLock { $0.isEmpty || $0[call.sender] == nil }
     }
 
     /// The most bytes, in all, of a `WriteItems` answered on the bus thread. Each representation
