@@ -1,3 +1,4 @@
+import CDBus
 @testable import DBus
 import Foundation
 import Testing
@@ -25,7 +26,7 @@ final class PilingObject: DBusObject {
         }
     }
 
-    func properties(of interface: String) async throws(DBusError) -> [(name: String, value: DBusValue)] { [] }
+    func properties(of interface: String) async throws(DBus.DBusError) -> [(name: String, value: DBusValue)] { [] }
 }
 
 struct GatheredWriteTests {
@@ -81,7 +82,7 @@ struct GatheredWriteTests {
         // waits in libdbus, which writes it once the bus reads again.
         bus.pause()
         for start in stride(from: 0, to: count, by: 100) {
-            served.server.send(try (start..<start + 100).map { index throws(DBusError) in
+            served.server.send(try (start..<start + 100).map { index throws(DBus.DBusError) in
                 try Message.signal(path: "/org/example/Piling", interface: "org.example.Burst", name: "Numbered", arguments: [.uint32(UInt32(index)), filler])
             })
         }
@@ -103,5 +104,108 @@ struct GatheredWriteTests {
         // Both ways were taken: gathered until the socket was full, then through libdbus.
         let gathered = served.server.gatheredMessages
         #expect(gathered > 0 && gathered < count, "\(gathered) of \(count) gathered")
+    }
+}
+
+/// ``GatheredWrite`` on its own, against a socketpair: what it writes, and what it leaves to
+/// libdbus.
+struct GatheredWriteBytesTests {
+    static func signal(_ word: String, bytes: Int = 0) throws -> Message {
+        try Message.signal(path: "/org/example/Piling", interface: "org.example.Piling", name: "Said", arguments: [.string(word), .bytes([UInt8](repeating: 7, count: bytes))])
+    }
+
+    /// The messages read back from `socket`, as libdbus reads them off the wire.
+    static func messages(in socket: Int32) -> [Message] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard count > 0 else { break }
+            bytes += buffer[..<count]
+        }
+        var messages: [Message] = []
+        var offset = 0
+        while offset < bytes.count {
+            let length = bytes[offset...].withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal_bytes_needed($0.baseAddress, Int32($0.count)) }
+            }
+            guard length > 0, offset + Int(length) <= bytes.count else { break }
+            var error = CDBus.DBusError()
+            dbus_error_init(&error)
+            let raw = bytes[offset..<(offset + Int(length))].withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, length, &error) }
+            }
+            dbus_error_free(&error)
+            guard let raw else { break }
+            messages.append(Message(taking: raw))
+            offset += Int(length)
+        }
+        return messages
+    }
+
+    func withSocketPair(_ body: (Int32, Int32) throws -> Void) throws {
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { fds.forEach { close($0) } }
+        try body(fds[0], fds[1])
+    }
+
+    @Test func signalsAreWrittenWholeAndNumberedInOrder() throws {
+        try withSocketPair { writer, reader in
+            var gathered = GatheredWrite()
+            var next: UInt32 = 40
+            let sent = [try Self.signal("one"), try Self.signal("two", bytes: 3000), try Self.signal("three")]
+            #expect(gathered.write(sent[...], to: writer) { next += 1; return next } == 3)
+            let read = Self.messages(in: reader)
+            #expect(read.map(\.serial) == [41, 42, 43])
+            #expect(read.map { $0.arguments().first } == [.string("one"), .string("two"), .string("three")])
+            #expect(read[1].arguments().last == .bytes([UInt8](repeating: 7, count: 3000)))
+            // The messages themselves are left unnumbered, as libdbus would need them.
+            #expect(sent.allSatisfy { $0.serial == 0 })
+        }
+    }
+
+    @Test func whatIsNotForThisPathIsLeftToLibdbus() throws {
+        try withSocketPair { writer, reader in
+            var gathered = GatheredWrite()
+            var next: UInt32 = 0
+            let serial = { () -> UInt32 in next += 1; return next }
+            let call = try Message.methodCall(destination: "org.example.Piling", path: "/", interface: "org.example.Piling", method: "Emit")
+            let (a, b, c, d, e) = (try Self.signal("a"), try Self.signal("b"), try Self.signal("c"), try Self.signal("d"), try Self.signal("e"))
+            // A call first: nothing is written. A call after two signals: the two are.
+            #expect(gathered.write([call, a, b][...], to: writer, serial: serial) == 0)
+            #expect(gathered.write([a, b, call][...], to: writer, serial: serial) == 2)
+            // One alone is not worth it; nor more than fits in one buffer of the kernel's.
+            #expect(gathered.write([c][...], to: writer, serial: serial) == 0)
+            let large = try Self.signal("large", bytes: GatheredWrite.maximumBytes)
+            #expect(gathered.write([large, d][...], to: writer, serial: serial) == 0)
+            // A descriptor travels beside the bytes, which this path does not send.
+            let file = try UnixFileDescriptor.memoryFile(name: "gathered")
+            let carrying = try Message.signal(path: "/", interface: "org.example.Piling", name: "Handed", arguments: [.unixFD(file)])
+            #expect(gathered.write([carrying, e][...], to: writer, serial: serial) == 0)
+            #expect(Self.messages(in: reader).map { $0.arguments().first } == [.string("a"), .string("b")])
+        }
+    }
+
+    @Test func aFullSocketRefusesTheWholeWrite() throws {
+        try withSocketPair { writer, reader in
+            var gathered = GatheredWrite()
+            var next: UInt32 = 0
+            _ = fcntl(writer, F_SETFL, O_NONBLOCK)
+            let filler = [UInt8](repeating: 1, count: 4096)
+            while filler.withUnsafeBytes({ send(writer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+            let pair = [try Self.signal("a"), try Self.signal("b")]
+            #expect(gathered.write(pair[...], to: writer) { next += 1; return next } == 0)
+            // Nothing of theirs went: the socket holds the filler only.
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            var total = 0
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(reader, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                guard count > 0 else { break }
+                #expect(buffer[..<count].allSatisfy { $0 == 1 })
+                total += count
+            }
+            #expect(total > 0 && total % filler.count == 0)
+        }
     }
 }
