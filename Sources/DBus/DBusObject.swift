@@ -77,11 +77,12 @@ public final class MethodCall: Sendable {
     }
 
     /// Sends the method return, then the messages `followUps` makes (signals the call caused).
-    /// Answering the loop's one call, the reply leaves before they are made, as the caller
-    /// waits for it and not for them. Otherwise (from another thread, or among calls that came
-    /// together) they are made first, and leave with it in one write (``GatheredWrite``).
+    /// On the loop thread the reply is handed over before they are made: answering the loop's
+    /// one call, it leaves at once, as the caller waits for it and not for them; among calls
+    /// that came together, it is held with them and leaves in the same write
+    /// (``GatheredWrite``). From another thread they are handed over together, in one wake-up.
     public func reply(_ values: [DBusValue], then followUps: () -> [Message]) {
-        if loop.sendsAtOnce, !loop.corking {
+        if loop.sendsAtOnce {
             loop.send(returnMessages(values))
             loop.send(followUps())
         } else {

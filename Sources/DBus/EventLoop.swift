@@ -266,10 +266,35 @@ final class EventLoop: @unchecked Sendable {
         // answers wait for each other.
         guard dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS else { return true }
         corking = true
-        while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        repeat {
+            // libdbus answers `Peer` calls itself, at once: what is held leaves before.
+            if !corked.isEmpty, nextIsAnsweredByLibdbus() { uncork() }
+        } while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS
         corking = false
         uncork()
         return true
+    }
+
+    /// Whether the next message to dispatch is a call libdbus answers itself, before any
+    /// handler of ours sees it: one of `org.freedesktop.DBus.Peer`.
+    private func nextIsAnsweredByLibdbus() -> Bool {
+        guard let next = dbus_connection_borrow_message(raw) else { return false }
+        defer { dbus_connection_return_message(raw, next) }
+        return dbus_message_get_type(next) == DBUS_MESSAGE_TYPE_METHOD_CALL && dbus_message_has_interface(next, "org.freedesktop.DBus.Peer") != 0
+    }
+
+    /// Takes back what is held, for ``ConnectionState`` to send after messages it held itself
+    /// (see ``holdAgain(_:)``).
+    func takeCorked() -> [Message] {
+        defer { corked.removeAll(keepingCapacity: true) }
+        return corked
+    }
+
+    /// Holds `messages` again, ahead of anything held since.
+    func holdAgain(_ messages: [Message]) {
+        guard !messages.isEmpty else { return }
+        corked = messages + corked
+        if !corking { uncork() }
     }
 
     /// Sends what was held while dispatching: before anything else is handed to libdbus
@@ -282,7 +307,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// While the loop dispatches or runs what was submitted, what is sent waits in ``corked``.
-    private(set) var corking = false
+    private var corking = false
     private var corked: [Message] = []
     /// The most messages held before they are sent: a few answers' worth, so that the first of
     /// them does not wait for many others, and the bus has them to pass on while the loop makes

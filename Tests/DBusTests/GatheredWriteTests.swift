@@ -74,6 +74,64 @@ struct GatheredWriteTests {
         #expect(served.server.gatheredMessages >= 2)
     }
 
+    @Test func aPeerCallAmongThemIsAnsweredAfterTheCallsBeforeIt() async throws {
+        let blocked = Task { try await served.client.call(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.example.Piling", method: "Block") }
+        try await Task.sleep(for: .milliseconds(50))
+        // A client of raw bytes: its calls reach the server in one piece, and their answers are
+        // read in the order the server sent them. libdbus answers the `Ping` itself, at once.
+        let path = String(bus.address.dropFirst("unix:path=".count))
+        let socket = try #require(connectUnixSocket(path))
+        defer { close(socket) }
+        Self.sendAll(socket, Array("\0AUTH EXTERNAL \(PipelinedHandshake.hexadecimal(String(getuid())))\r\nBEGIN\r\n".utf8))
+        var calls = [try Message.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", method: "Hello")]
+        for index in 0..<6 {
+            calls.append(try Message.methodCall(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.example.Piling", method: "Emit", arguments: [.string("\(index)")]))
+        }
+        calls.append(try Message.methodCall(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.freedesktop.DBus.Peer", method: "Ping"))
+        var bytes: [UInt8] = []
+        for (index, call) in calls.enumerated() {
+            dbus_message_set_serial(call.raw, UInt32(index + 1))
+            var marshalled: UnsafeMutablePointer<CChar>?
+            var count: Int32 = 0
+            try #require(dbus_message_marshal(call.raw, &marshalled, &count) != 0)
+            bytes += UnsafeRawBufferPointer(start: marshalled, count: Int(count))
+            dbus_free(marshalled)
+        }
+        Self.sendAll(socket, bytes)
+
+        // The answers to serials 2 to 8, in the order they came.
+        var answered: [UInt32] = []
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while answered.count < 7, ContinuousClock.now < deadline {
+            var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 100) == 1 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += buffer[..<count]
+            // The handshake's answers, then whole messages.
+            while let end = received.firstIndex(of: UInt8(ascii: "\n")), received.first != UInt8(ascii: "l") {
+                received.removeFirst(end + 1)
+            }
+            for message in GatheredWriteBytesTests.messages(taking: &received) where message.replySerial >= 2 {
+                answered.append(message.replySerial)
+            }
+        }
+        _ = try await blocked.value
+        #expect(Set(answered) == Set(2...8))
+        #expect(answered.last == 8, "the Ping (8) was answered in the order \(answered)")
+    }
+
+    private static func sendAll(_ socket: Int32, _ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return }
+            sent += count
+        }
+    }
+
     @Test func signalsKeepTheirOrderWhenTheSocketFillsUp() async throws {
         let count = 6000
         let stream = try await served.client.signals(matching: MatchRule(interface: "org.example.Burst", member: "Numbered"))
@@ -123,6 +181,11 @@ struct GatheredWriteBytesTests {
             guard count > 0 else { break }
             bytes += buffer[..<count]
         }
+        return messages(taking: &bytes)
+    }
+
+    /// The whole messages at the start of `bytes`, taken out of it.
+    static func messages(taking bytes: inout [UInt8]) -> [Message] {
         var messages: [Message] = []
         var offset = 0
         while offset < bytes.count {
@@ -140,6 +203,7 @@ struct GatheredWriteBytesTests {
             messages.append(Message(taking: raw))
             offset += Int(length)
         }
+        bytes.removeFirst(offset)
         return messages
     }
 
