@@ -69,9 +69,10 @@ struct GatheredWrite {
         // Refused (no room, the bus gone): nothing was written, and libdbus sends them.
         guard written > 0 else { return 0 }
         if written < total {
-            // One buffer is sent whole or not at all; should the kernel ever cut it, the rest
-            // must follow before anything else does, or the stream would be garbage.
-            finish(pieces, from: written, on: socket)
+            // One buffer is sent whole or not at all. Should the kernel ever cut it, the stream
+            // cannot be mended without waiting here, on the loop: the bus is to drop the
+            // connection rather than read a message cut short.
+            shutdown(socket, Int32(SHUT_RDWR))
         }
         return pieces.count
     }
@@ -93,31 +94,5 @@ struct GatheredWrite {
         let raw = UnsafeMutableRawPointer(bytes)
         let bigEndian = raw.load(as: UInt8.self) == UInt8(ascii: "B")
         raw.storeBytes(of: bigEndian ? serial.bigEndian : serial.littleEndian, toByteOffset: 8, as: UInt32.self)
-    }
-
-    /// Writes what is left of `pieces` after the first `written` bytes, waiting for the socket
-    /// (a second at most; a bus that takes nothing for that long is gone).
-    private func finish(_ pieces: [(bytes: UnsafeMutablePointer<CChar>, count: Int)], from written: Int, on socket: Int32) {
-        var skip = written
-        let deadline = Clock.now + 1_000_000_000
-        for piece in pieces {
-            var offset = min(skip, piece.count)
-            skip -= offset
-            while offset < piece.count {
-                let sent = Glibc.send(socket, piece.bytes + offset, piece.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-                if sent > 0 {
-                    offset += sent
-                    continue
-                }
-                guard sent < 0, errno == EAGAIN || errno == EINTR, Clock.now < deadline else {
-                    // The stream cannot be mended: the bus drops the connection as it reads the
-                    // cut message.
-                    shutdown(socket, Int32(SHUT_WR))
-                    return
-                }
-                var ready = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&ready, 1, 100)
-            }
-        }
     }
 }
