@@ -180,8 +180,6 @@ final class ConnectionState {
             for case (_, let call?) in held { finish(call, .failure(error)) }
             return
         }
-        // What the loop holds now was sent after what was held here: it leaves after it.
-        let since = loop.takeCorked()
         for (message, call) in held {
             if let call {
                 start(call, message)
@@ -190,7 +188,6 @@ final class ConnectionState {
                 dbus_connection_send(loop.raw, message.raw, nil)
             }
         }
-        loop.holdAgain(since)
     }
 
     /// Whether messages wait for the answer to `Hello` (see ``holds(_:)``).

@@ -200,6 +200,9 @@ final class EventLoop: @unchecked Sendable {
                 loop.timeouts[index].deadline = Clock.now + UInt64(dbus_timeout_get_interval(timeout!)) * 1_000_000
             }
         }, user, nil)
+        // `Peer` calls come to the filter too, not answered by libdbus at once: their answers
+        // then leave in order with the rest, held or not (`ObjectDispatcher` answers them).
+        dbus_connection_set_route_peer_messages(raw, 1)
         dbus_connection_add_filter(raw, { _, message, data in
             guard let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             return EventLoop.from(data).state.receive(Message(retaining: message))
@@ -266,35 +269,10 @@ final class EventLoop: @unchecked Sendable {
         // answers wait for each other.
         guard dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS else { return true }
         corking = true
-        repeat {
-            // libdbus answers `Peer` calls itself, at once: what is held leaves before.
-            if !corked.isEmpty, nextIsAnsweredByLibdbus() { uncork() }
-        } while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS
+        while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
         corking = false
         uncork()
         return true
-    }
-
-    /// Whether the next message to dispatch is a call libdbus answers itself, before any
-    /// handler of ours sees it: one of `org.freedesktop.DBus.Peer`.
-    private func nextIsAnsweredByLibdbus() -> Bool {
-        guard let next = dbus_connection_borrow_message(raw) else { return false }
-        defer { dbus_connection_return_message(raw, next) }
-        return dbus_message_get_type(next) == DBUS_MESSAGE_TYPE_METHOD_CALL && dbus_message_has_interface(next, "org.freedesktop.DBus.Peer") != 0
-    }
-
-    /// Takes back what is held, for ``ConnectionState`` to send after messages it held itself
-    /// (see ``holdAgain(_:)``).
-    func takeCorked() -> [Message] {
-        defer { corked.removeAll(keepingCapacity: true) }
-        return corked
-    }
-
-    /// Holds `messages` again, ahead of anything held since.
-    func holdAgain(_ messages: [Message]) {
-        guard !messages.isEmpty else { return }
-        corked = messages + corked
-        if !corking { uncork() }
     }
 
     /// Sends what was held while dispatching: before anything else is handed to libdbus
@@ -461,7 +439,9 @@ extension EventLoop {
     /// Sends `messages` now, or holds them with what is held already while the loop
     /// dispatches or runs what was submitted (see ``dispatchAll()``).
     private func sendInOrder(_ messages: [Message]) {
-        guard corking else { return transmit(messages) }
+        // Nothing is held while `Hello` is awaited: what must wait for its answer waits in
+        // ``ConnectionState``, and what it held leaves first once the answer comes.
+        guard corking, !state.awaitsGreeting else { return transmit(messages) }
         corked += messages
         if corked.count >= Self.corkLimit { uncork() }
     }

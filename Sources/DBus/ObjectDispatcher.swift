@@ -7,9 +7,22 @@ enum ObjectDispatcher {
     static let properties = "org.freedesktop.DBus.Properties"
     static let doctype = #"<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">"#
 
+    static let peer = "org.freedesktop.DBus.Peer"
+
     static func dispatch(_ message: Message, objects: [String: any DBusObject], loop: EventLoop) {
         let member = message.member ?? ""
         let call = MethodCall(message: message, member: member, loop: loop)
+
+        // `Peer` is answered on every path, object or not, as libdbus would answer it; here
+        // rather than by libdbus, so that its answers leave in order with the others (the
+        // connection routes them to us: see `EventLoop`).
+        if call.hasInterface(peer) {
+            switch member {
+            case "Ping": return answerWithoutInterface(call, .ping, object: nil)
+            case "GetMachineId": return answerWithoutInterface(call, .machineID, object: nil)
+            default: return call.fail(.unknownMethod("no method '\(member)' in \(peer)"))
+            }
+        }
 
         guard let object = object(at: message, in: objects) else {
             let path = call.path
@@ -38,8 +51,8 @@ enum ObjectDispatcher {
 
     /// The standard methods a call naming no interface may mean. The D-Bus specification lets a
     /// caller leave the interface out, the service then choosing a method by its name: GDBus,
-    /// zbus and hand-made messages do so for `Ping` and `Get`. libdbus answers `Peer` only when
-    /// named, so such calls would otherwise reach the object's own interface and be refused.
+    /// zbus and hand-made messages do so for `Ping` and `Get`; they would otherwise reach the
+    /// object's own interface and be refused.
     /// Matched by signature too, so that an object's own method of the same name and other
     /// arguments still gets its calls.
     enum StandardMethod {
@@ -55,7 +68,7 @@ enum ObjectDispatcher {
         }
     }
 
-    private static func answerWithoutInterface(_ call: MethodCall, _ standard: StandardMethod, object: any DBusObject) {
+    private static func answerWithoutInterface(_ call: MethodCall, _ standard: StandardMethod, object: (any DBusObject)?) {
         switch standard {
         case .ping:
             call.reply()
@@ -71,6 +84,7 @@ enum ObjectDispatcher {
             defer { dbus_free(id) }
             call.reply([.string(String(cString: id))])
         case .properties:
+            guard let object else { return call.fail(.unknownMethod("no method '\(call.member)' in \(peer)")) }
             answerProperties(call, object: object)
         }
     }

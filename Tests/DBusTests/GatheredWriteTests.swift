@@ -123,6 +123,20 @@ struct GatheredWriteTests {
         #expect(answered.last == 8, "the Ping (8) was answered in the order \(answered)")
     }
 
+    /// `Peer` is answered by the connection's dispatcher now, not libdbus: on any path, as
+    /// libdbus did, and with its error for a method it lacks.
+    @Test func peerCallsAreAnsweredOnAnyPath() async throws {
+        let peer = "org.freedesktop.DBus.Peer"
+        for path in ["/org/example/Piling", "/no/object/here"] {
+            #expect(try await served.client.call(destination: "org.example.Piling", path: path, interface: peer, method: "Ping") == [])
+            let id = try await served.client.call(destination: "org.example.Piling", path: path, interface: peer, method: "GetMachineId")
+            #expect(id.first?.stringValue?.count == 32)
+        }
+        await #expect {
+            _ = try await served.client.call(destination: "org.example.Piling", path: "/", interface: peer, method: "Pong")
+        } throws: { ($0 as? DBus.DBusError)?.name == "org.freedesktop.DBus.Error.UnknownMethod" }
+    }
+
     private static func sendAll(_ socket: Int32, _ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
