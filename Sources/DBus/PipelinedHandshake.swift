@@ -139,15 +139,25 @@ final class HandshakeAnswers {
     /// The guid the address names, which the bus's `OK` must carry.
     private let guid: String?
     private var okRead = false
+    /// The start of an answer line read off the socket before its end came.
+    private var pending: [UInt8] = []
+
+    /// The longest answer line taken: an `OK` with its guid is 35 bytes.
+    private static let longestLine = 256
 
     init(guid: String?) {
         self.guid = guid
     }
 
     /// Reads what has come of the answers, without waiting: one look at the socket, and one
-    /// read of the whole lines found there.
+    /// read of what belongs to them.
+    ///
+    /// Until the last answer's line ends, every byte on the socket is an answer's, so a line
+    /// cut midway is read off and kept: the socket then stops reading as readable, and the
+    /// loop's `poll` waits for the rest instead of spinning on it. Once the last line ends,
+    /// only the bytes up to its end are read; what follows is libdbus's.
     func take(from socket: Int32) -> Progress {
-        var peeked = [UInt8](repeating: 0, count: 256)
+        var peeked = [UInt8](repeating: 0, count: Self.longestLine)
         var count: Int
         repeat {
             count = peeked.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_PEEK | MSG_DONTWAIT)) }
@@ -157,26 +167,35 @@ final class HandshakeAnswers {
             return .refused("the bus connection failed during the handshake: \(SystemCallError("recv"))")
         }
         guard count > 0 else { return .refused("the bus closed the connection during the handshake") }
+        let kept = pending.count
+        let bytes = pending + peeked[..<count]
         var consumed = 0
         var progress = Progress.waiting
-        while progress == .waiting, let end = Self.lineEnd(in: peeked[consumed..<count]) {
-            let text = String(decoding: peeked[consumed..<(consumed + end)], as: UTF8.self)
+        while progress == .waiting, let end = Self.lineEnd(in: bytes[consumed...]) {
+            progress = answer(String(decoding: bytes[consumed..<(consumed + end)], as: UTF8.self))
             consumed += end + 2
-            progress = answer(text)
         }
-        if progress == .waiting, consumed < count {
-            // Part of a line: the bus writes each whole, so this is one that stalls midway, and
-            // the socket stays readable meanwhile. Waiting a moment here keeps the loop's
-            // `poll` from spinning on it until the call's deadline.
-            guard count < peeked.count else { return .refused("the bus did not answer the handshake as D-Bus does") }
-            usleep(1_000)
+        switch progress {
+        case .refused: return progress
+        case .waiting:
+            guard bytes.count - consumed < Self.longestLine else { return .refused("the bus did not answer the handshake as D-Bus does") }
+            pending = Array(bytes[consumed...])
+            return readOff(count, from: socket) ? .waiting : .refused("the bus connection failed during the handshake")
+        case .done:
+            pending = []
+            return readOff(consumed - kept, from: socket) ? .done : .refused("the bus connection failed during the handshake")
         }
-        if consumed > 0 {
-            var line = [UInt8](repeating: 0, count: consumed)
-            let read = line.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            guard read == consumed else { return .refused("the bus connection failed during the handshake") }
-        }
-        return progress
+    }
+
+    /// Reads `count` bytes already seen with `MSG_PEEK` off the socket.
+    private func readOff(_ count: Int, from socket: Int32) -> Bool {
+        guard count > 0 else { return true }
+        var discarded = [UInt8](repeating: 0, count: count)
+        var read: Int
+        repeat {
+            read = discarded.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        } while read < 0 && errno == EINTR
+        return read == count
     }
 
     /// One line of the bus's answers: `.waiting` for the next one, `.done` after the last.

@@ -51,6 +51,36 @@ struct PipelinedHandshakeTests {
         #expect(readAvailable(ours) == Array("l\u{1}the first reply".utf8))
     }
 
+    /// A line cut midway is read off and kept, so that the socket no longer reads as readable
+    /// (the loop's `poll` then waits instead of spinning), and is finished by what comes next,
+    /// even when its end is split between `\r` and `\n`.
+    @Test func aLineCutMidwayIsKeptUntilItsEnd() throws {
+        let (ours, bus) = try socketPair()
+        defer { close(ours); close(bus) }
+        let answers = HandshakeAnswers(guid: "0123")
+        for part in ["OK 01", "23\r", "\nAG", "REE_UNIX_FD\r"] {
+            write(bus, part)
+            #expect(answers.take(from: ours) == .waiting)
+            #expect(!readable(ours), "\(part.debugDescription) was left on the socket")
+        }
+        write(bus, "\nl\u{1}")
+        #expect(answers.take(from: ours) == .done)
+        #expect(readAvailable(ours) == Array("l\u{1}".utf8))
+    }
+
+    /// A line that never ends is refused once it is longer than any answer, however it comes.
+    @Test func aLineThatNeverEndsIsRefused() throws {
+        let (ours, bus) = try socketPair()
+        defer { close(ours); close(bus) }
+        let answers = HandshakeAnswers(guid: nil)
+        var progress = HandshakeAnswers.Progress.waiting
+        for _ in 0..<10 where progress == .waiting {
+            write(bus, String(repeating: "x", count: 40))
+            progress = answers.take(from: ours)
+        }
+        #expect(progress == .refused("the bus did not answer the handshake as D-Bus does"))
+    }
+
     @Test(arguments: [
         ("REJECTED EXTERNAL\r\n", "refused the authentication (REJECTED EXTERNAL)"),
         ("OK 4567\r\nAGREE_UNIX_FD\r\n", "guid 4567 is not the one its address names (0123)"),
@@ -164,6 +194,11 @@ struct PipelinedHandshakeTests {
     private func write(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         #expect(Glibc.write(fd, bytes, bytes.count) == bytes.count)
+    }
+
+    private func readable(_ fd: Int32) -> Bool {
+        var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&probe, 1, 0) > 0
     }
 
     private func readAvailable(_ fd: Int32) -> [UInt8] {
