@@ -76,6 +76,8 @@ struct Bench: AsyncParsableCommand {
                     }
                 }
             }
+            // What the transfers left the kernel to write back is not `pbctl`'s to wait for.
+            fixture.settle()
             if wanted.contains(.pbctl) { figures.append(try await measure.pbctlProcesses()) }
             if wanted.contains(.desktop) {
                 let desktop = DesktopFigures(

@@ -151,6 +151,25 @@ final class BusFixture: Sendable {
         try Connection.connect(address: address)
     }
 
+    /// Waits, untimed, for the machine to be quiet: the kernel's dirty pages written back
+    /// (`sync`), and the server idle (under a millisecond of CPU in 50 ms, for at most 5 s).
+    ///
+    /// Large transfers leave gigabytes of blob files in the page cache for the kernel to write
+    /// back over the following seconds, and the server frees what they replaced behind its
+    /// replies. Without this, that work lands in whatever is timed next: the next round of a
+    /// transfer, or `pbctl`'s starts, on a machine of two cores.
+    func settle() {
+        sync()
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        var last = CPUTime.nanoseconds(of: serverPID)
+        while monotonicNanoseconds() < deadline {
+            usleep(50_000)
+            let now = CPUTime.nanoseconds(of: serverPID)
+            if now &- last < 1_000_000 { return }
+            last = now
+        }
+    }
+
     /// The server's resident memory in bytes, from `/proc/<pid>/status`.
     func serverResidentBytes() throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(serverPID)/status", encoding: .utf8)
