@@ -101,12 +101,33 @@ struct DescriptorReader {
                 mustWait = true
             case .refused:
                 guard let next = method.fallback else { throw readFailure(EINVAL, label) }
+                if method == .copyFileRange { try copyInParallel(source, to: destination, total: &total, label: label) }
                 method = next
             case .readFailed(let code):
                 throw readFailure(code, label)
             case .writeFailed(let code):
                 throw PayloadWriter.writeFailure(code)
             }
+        }
+    }
+
+    /// A large file the kernel cannot copy by itself, copied by several threads at once (see
+    /// ``ParallelFileCopy``); a small one, or on one processor, is left to the next method, as
+    /// is anything the copy leaves (data written past the size the file had).
+    private func copyInParallel(_ source: TransferSource, to destination: Int32, total: inout UInt64, label: String) throws(PasteboardError) {
+        guard let remaining = source.remaining, remaining > total else { return }
+        let parts = ParallelFileCopy.parts(for: remaining - total)
+        guard parts > 1 else { return }
+        switch ParallelFileCopy.copy(from: source.fd, to: destination, count: remaining - total, parts: parts) {
+        case .copied(let copied):
+            total += copied
+            guard total <= maxBytes else { throw tooLarge(label) }
+        case .refused:
+            return
+        case .readFailed(let code):
+            throw readFailure(code, label)
+        case .writeFailed(let code):
+            throw PayloadWriter.writeFailure(code)
         }
     }
 

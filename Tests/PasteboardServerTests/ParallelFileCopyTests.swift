@@ -1,0 +1,102 @@
+import CDBus
+import DBus
+import Foundation
+@testable import PasteboardServer
+import Testing
+import TestSupport
+
+/// ``ParallelFileCopy``: a large file copied in ranges by several threads gives the same bytes
+/// as one copy, from the source's offset on, and stops at the first range a shrinking source
+/// left short; through the server, a large memfd is stored whole that way.
+struct ParallelFileCopyTests {
+    @Test func rangesCopiedTogetherGiveTheWholeFileFromItsOffset() throws {
+        let data = TransferSpeedPathTests.bytes(20 << 20 + 13, seed: 21)
+        let source = try TransferSpeedPathTests.memfd(data, offset: 4_099)
+        let destination = try blobFile()
+        #expect(ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: UInt64(data.count - 4_099), parts: 3) == .copied(UInt64(data.count - 4_099)))
+        #expect(lseek(source.rawValue, 0, SEEK_CUR) == data.count)
+        #expect(lseek(destination.rawValue, 0, SEEK_CUR) == data.count - 4_099)
+        #expect(TransferSpeedPathTests.same(try contents(of: destination), Array(data[4_099...])))
+    }
+
+    /// Asked for more than the source holds, as when its writer truncates it midway: the copy
+    /// ends with the first range that came short, and keeps nothing past it.
+    @Test(arguments: [(15 << 20, 3), (20 << 20, 3), (1, 2)])
+    func aSourceThatShrankEndsTheCopyAtItsEnd(held: Int, parts: Int) throws {
+        let data = TransferSpeedPathTests.bytes(held, seed: 22)
+        let source = try TransferSpeedPathTests.memfd(data)
+        let destination = try blobFile()
+        #expect(ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: 30 << 20, parts: parts) == .copied(UInt64(held)))
+        #expect(lseek(source.rawValue, 0, SEEK_CUR) == held)
+        #expect(TransferSpeedPathTests.same(try contents(of: destination), data))
+    }
+
+    /// A blob file the kernel will not splice into (opened to append) is left as it was, for
+    /// another method to copy the whole.
+    @Test func whatTheKernelCannotSpliceIsRefusedWithNothingLeft() throws {
+        let source = try TransferSpeedPathTests.memfd(TransferSpeedPathTests.bytes(4 << 20, seed: 23))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parallel-copy-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+        let appending = UnixFileDescriptor(owning: open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600))
+        unlink(path)
+        #expect(ParallelFileCopy.copy(from: source.rawValue, to: appending.rawValue, count: 4 << 20, parts: 2) == .refused)
+        var info = stat()
+        #expect(fstat(appending.rawValue, &info) == 0 && info.st_size == 0)
+        #expect(lseek(source.rawValue, 0, SEEK_CUR) == 0)
+    }
+
+    @Test func smallFilesAndSingleProcessorsTakeOneThread() {
+        #expect(ParallelFileCopy.parts(for: 16 << 20 - 1, processors: 8) == 1)
+        #expect(ParallelFileCopy.parts(for: 16 << 20, processors: 8) == 2)
+        #expect(ParallelFileCopy.parts(for: 1 << 30, processors: 8) == 4)
+        #expect(ParallelFileCopy.parts(for: 1 << 30, processors: 2) == 2)
+        #expect(ParallelFileCopy.parts(for: 1 << 30, processors: 1) == 1)
+    }
+
+    /// Through the server: a memfd large enough to be copied in ranges, at an odd offset, is
+    /// stored whole, and read from where its offset was.
+    @Test func aLargeMemfdIsStoredWholeThroughTheServer() async throws {
+        let h = try await Harness()
+        let data = TransferSpeedPathTests.bytes(40 << 20 + 7, seed: 24)
+        let memfd = try TransferSpeedPathTests.memfd(data, offset: 1_000_001)
+        #expect(try await h.writeFd([[(TransferSpeedPathTests.type, memfd)]]) == 1)
+        #expect(TransferSpeedPathTests.offset(of: memfd) == data.count)
+        try await TransferSpeedPathTests.expectStored(Array(data[1_000_001...]), in: h, count: 1)
+    }
+
+    /// A writer that truncates its memfd while the server copies it gets an answer, and what
+    /// is stored is the start of its data: no range of zeros or of bytes from past a gap. (Cut
+    /// to a third, inside the first of the ranges on two or more processors, while the second
+    /// may have copied some of its own already.)
+    @Test func aMemfdTruncatedDuringTheCopyLeavesAPrefix() async throws {
+        let h = try await Harness()
+        let data = TransferSpeedPathTests.bytes(64 << 20, seed: 25)
+        for round in 1...3 {
+            let memfd = try TransferSpeedPathTests.memfd(data)
+            let shrinking = Thread {
+                usleep(UInt32(round) * 1_500)
+                _ = ftruncate(memfd.rawValue, off_t(data.count / 3))
+            }
+            shrinking.start()
+            #expect(try await h.writeFd([[(TransferSpeedPathTests.type, memfd)]]) == UInt64(round))
+            let (_, stored) = try await h.readFdBytes(TransferSpeedPathTests.type)
+            #expect(stored.count >= data.count / 3 && stored.count <= data.count, "\(stored.count) bytes")
+            #expect(TransferSpeedPathTests.same(stored, Array(data.prefix(stored.count))), "round \(round): not a prefix of the data")
+        }
+    }
+
+    /// An unnamed file in a temporary folder, open for reading and writing.
+    private func blobFile() throws -> UnixFileDescriptor {
+        let fd = open(FileManager.default.temporaryDirectory.path, cdbus_O_TMPFILE | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw TestSupportError("O_TMPFILE: \(String(cString: strerror(errno)))") }
+        return UnixFileDescriptor(owning: fd)
+    }
+
+    private func contents(of file: UnixFileDescriptor) throws -> [UInt8] {
+        var info = stat()
+        guard fstat(file.rawValue, &info) == 0 else { throw TestSupportError("fstat failed") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let read = bytes.withUnsafeMutableBytes { pread(file.rawValue, $0.baseAddress, $0.count, 0) }
+        guard read == bytes.count else { throw TestSupportError("read \(read) of \(bytes.count) bytes") }
+        return bytes
+    }
+}
