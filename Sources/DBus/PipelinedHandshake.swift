@@ -41,7 +41,7 @@ enum PipelinedHandshake {
         // other mechanisms than EXTERNAL, which libdbus then tries in turn.
         guard bus.connect(socket), cdbus_peer_uid(socket) == geteuid() else { return nil }
         let lines = [0] + Array("AUTH EXTERNAL \(hexadecimal(String(geteuid())))\r\nNEGOTIATE_UNIX_FD\r\nBEGIN\r\n".utf8)
-        guard sendAll(socket, lines), cdbus_fcntl_int(socket, F_SETFL, cdbus_fcntl(socket, F_GETFL) | O_NONBLOCK) == 0,
+        guard UnixFileDescriptor.writeAll(socket, lines[...], socket: true) == 0, cdbus_fcntl_int(socket, F_SETFL, cdbus_fcntl(socket, F_GETFL) | O_NONBLOCK) == 0,
               let raw = authenticatedAgainstStandIn(guid: bus.guid)
         else { return nil }
         // libdbus's socket becomes the bus's: same descriptor number, so its watches still hold.
@@ -84,7 +84,7 @@ enum PipelinedHandshake {
             if cdbus_peer_pid(candidate) == getpid() { accepted = candidate } else { close(candidate) }
         }
         defer { close(accepted) }
-        guard sendAll(accepted, Array("OK \(guid ?? standInGUID)\r\nAGREE_UNIX_FD\r\n".utf8)) else { return fail() }
+        guard UnixFileDescriptor.writeAll(accepted, Array("OK \(guid ?? standInGUID)\r\nAGREE_UNIX_FD\r\n".utf8)[...], socket: true) == 0 else { return fail() }
         // The answers are there already: this reads them and writes `BEGIN`, without waiting
         // for anyone but this thread. A second is far more than that takes.
         let deadline = Clock.now + 1_000_000_000
@@ -109,16 +109,6 @@ enum PipelinedHandshake {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func sendAll(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return false }
-            sent += count
-        }
-        return true
-    }
 }
 
 /// The bus's answers to a pipelined handshake (`OK <guid>`, then `AGREE_UNIX_FD`), read off

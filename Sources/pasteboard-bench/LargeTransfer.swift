@@ -141,24 +141,12 @@ extension Measurements {
         var written = 0
         while written < size {
             let count = min(chunk.count, size - written)
-            try writeAll(fd, chunk, count: count)
+            let failure = UnixFileDescriptor.writeAll(fd, chunk[..<count])
+            guard failure == 0 else { throw BenchError("write: \(String(cString: strerror(failure)))") }
             written += count
         }
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], count: Int) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < count {
-                let written = write(fd, buffer.baseAddress! + offset, count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw BenchError("write: \(String(cString: strerror(errno)))")
-                }
-                offset += written
-            }
-        }
-    }
 
     /// Reads `fd` to its end in 1 MiB reads; `progress` sees the running total.
     private static func readToEnd(_ fd: Int32, progress: (Int) -> Void) throws -> Int {

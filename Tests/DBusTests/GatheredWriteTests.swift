@@ -82,7 +82,7 @@ struct GatheredWriteTests {
         let path = String(bus.address.dropFirst("unix:path=".count))
         let socket = try #require(connectUnixSocket(path))
         defer { close(socket) }
-        Self.sendAll(socket, Array("\0AUTH EXTERNAL \(PipelinedHandshake.hexadecimal(String(getuid())))\r\nBEGIN\r\n".utf8))
+        _ = UnixFileDescriptor.writeAll(socket, Array("\0AUTH EXTERNAL \(PipelinedHandshake.hexadecimal(String(getuid())))\r\nBEGIN\r\n".utf8)[...], socket: true)
         var calls = [try Message.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", method: "Hello")]
         for index in 0..<6 {
             calls.append(try Message.methodCall(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.example.Piling", method: "Emit", arguments: [.string("\(index)")]))
@@ -97,7 +97,7 @@ struct GatheredWriteTests {
             bytes += UnsafeRawBufferPointer(start: marshalled, count: Int(count))
             dbus_free(marshalled)
         }
-        Self.sendAll(socket, bytes)
+        _ = UnixFileDescriptor.writeAll(socket, bytes[...], socket: true)
 
         // The answers to serials 2 to 8, in the order they came.
         var answered: [UInt32] = []
@@ -137,14 +137,6 @@ struct GatheredWriteTests {
         } throws: { ($0 as? DBus.DBusError)?.name == "org.freedesktop.DBus.Error.UnknownMethod" }
     }
 
-    private static func sendAll(_ socket: Int32, _ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { return }
-            sent += count
-        }
-    }
 
     @Test func signalsKeepTheirOrderWhenTheSocketFillsUp() async throws {
         let count = 6000

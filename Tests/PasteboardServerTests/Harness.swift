@@ -372,15 +372,8 @@ enum Descriptors {
     }
 
     static func writeAll(_ descriptor: UnixFileDescriptor, _ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor.rawValue, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { throw TestSupportError("write: \(String(cString: strerror(errno)))") }
-                offset += written
-            }
-        }
+        let failure = UnixFileDescriptor.writeAll(descriptor.rawValue, bytes[...])
+        guard failure == 0 else { throw TestSupportError("write: \(String(cString: strerror(failure)))") }
     }
 
     /// Reads from the descriptor's current offset to its end.

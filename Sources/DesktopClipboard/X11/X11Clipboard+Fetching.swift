@@ -140,7 +140,8 @@ extension X11Clipboard {
         let kept = over ? Int(allowed) + 1 : bytes.count
         do {
             if conversion.memory == nil { conversion.memory = try UnixFileDescriptor.memoryFile(name: "x11-selection") }
-            try Self.writeAll(conversion.memory!.rawValue, kept == bytes.count ? bytes : Array(bytes.prefix(kept)))
+            let failure = UnixFileDescriptor.writeAll(conversion.memory!.rawValue, bytes.prefix(kept))
+            if failure != 0 { throw SystemCallError("write", errno: failure) }
             conversion.written += UInt64(kept)
         } catch {
             end(key, .refused("cannot keep the data: \(error)"))
@@ -217,16 +218,6 @@ extension X11Clipboard {
         if let free = freeProperties.popLast() { return free }
         propertiesMade += 1
         return display.atom("_PASTEBOARDD_\(propertiesMade)")
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { throw SystemCallError("write") }
-            offset += written
-        }
     }
 
     /// Everything `fd` holds from its start (a memfd of a conversion).

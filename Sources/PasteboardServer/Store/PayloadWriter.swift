@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CDBus
+import DBus
 import PasteboardModel
 
 /// Turns incoming bytes into a ``Payload``: kept in memory when small, written to a blob file
@@ -81,18 +82,7 @@ struct PayloadWriter: Sendable {
 
     /// Writes every byte of `bytes` to `fd`.
     static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) throws(PasteboardError) {
-        let failure: Int32 = bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return 0
-        }
+        let failure = UnixFileDescriptor.writeAll(fd, bytes)
         guard failure == 0 else { throw writeFailure(failure) }
     }
 

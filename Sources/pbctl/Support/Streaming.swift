@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import DBus
 import Glibc
 #endif
 
@@ -55,19 +56,11 @@ enum Streaming {
         return .all(total)
     }
 
+    /// Writes all of `bytes`; false when that failed, with `errno` saying why.
     static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += count
-            }
-            return true
-        }
+        let failure = UnixFileDescriptor.writeAll(fd, bytes)
+        if failure != 0 { errno = failure }
+        return failure == 0
     }
 
     /// Reads from `fd` until `limit` bytes or the end; `complete` says whether the end came.
