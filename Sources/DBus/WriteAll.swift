@@ -1,3 +1,5 @@
+import CDBus
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
