@@ -95,12 +95,8 @@ enum PayloadTransfer {
                 guard destination >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                 defer { close(destination) }
                 try copyChunks(from: source, size: size, progress: progress, isCancelled: isCancelled) { chunk in
-                    var offset = 0
-                    while offset < chunk.count {
-                        let written = Glibc.write(destination, chunk.baseAddress! + offset, chunk.count - offset)
-                        if written < 0 { if errno == EINTR { continue }; throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                        offset += written
-                    }
+                    let failure = UnixFileDescriptor.writeAll(destination, chunk)
+                    if failure != 0 { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
                 }
             }
             return file

@@ -1,4 +1,5 @@
 import CDBus
+import DBus
 import Foundation
 
 #if canImport(Glibc)
@@ -44,16 +45,6 @@ enum PipeFeeder {
 
     /// Writes all of `data` to `fd`, stopping at the first failure (the reader gone).
     private static func write(_ data: Data, to fd: Int32) {
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += count
-            }
-        }
+        _ = data.withUnsafeBytes { UnixFileDescriptor.writeAll(fd, $0) }
     }
 }

@@ -1,4 +1,5 @@
 import CDBus
+import DBus
 
 #if canImport(Glibc)
 import Glibc
@@ -111,15 +112,7 @@ final class CopyBuffer {
         } while read < 0 && errno == EINTR
         if read < 0 { return errno == EAGAIN ? .wouldBlock : .readFailed(errno) }
         if read == 0 { return .end }
-        var written = 0
-        while written < read {
-            let result = Glibc.write(destination, bytes + written, read - written)
-            if result < 0 {
-                if errno == EINTR { continue }
-                return .writeFailed(errno)
-            }
-            written += result
-        }
-        return .moved(read)
+        let failure = UnixFileDescriptor.writeAll(destination, UnsafeRawBufferPointer(start: bytes, count: read))
+        return failure == 0 ? .moved(read) : .writeFailed(failure)
     }
 }

@@ -50,7 +50,9 @@ enum ParallelFileCopy {
     }
 
     /// Copies `count` bytes of `source` from its current offset into `destination` at its
-    /// current offset, in `parts` ranges at once, and moves both offsets past what was copied.
+    /// current offset, in `parts` ranges at once (on threads of their own: they wait on the
+    /// disk, which a shared pool's threads must not), and moves both offsets past what was
+    /// copied. Once one range fails the others stop.
     static func copy(from source: Int32, to destination: Int32, count: UInt64, parts: Int) -> Outcome {
         let sourceStart = lseek(source, 0, SEEK_CUR), destinationStart = lseek(destination, 0, SEEK_CUR)
         guard sourceStart >= 0, destinationStart >= 0, parts >= 1 else { return .refused }
@@ -59,40 +61,62 @@ enum ParallelFileCopy {
             let start = UInt64(index) * share
             return (start: start, length: index == parts - 1 ? count - start : share)
         }
-        let outcomes = Mutex([RangeOutcome](repeating: .moved(0), count: parts))
-        DispatchQueue.concurrentPerform(iterations: parts) { index in
+        let shared = Progress(parts: parts)
+        @Sendable func run(_ index: Int) {
             let range = ranges[index]
             let outcome = copyRange(
                 from: source, at: Int64(sourceStart) + Int64(range.start), to: destination,
-                at: Int64(destinationStart) + Int64(range.start), length: range.length)
-            outcomes.withLock { $0[index] = outcome }
+                at: Int64(destinationStart) + Int64(range.start), length: range.length, stop: shared.stop)
+            if case .moved = outcome {} else { shared.stop.store(true, ordering: .relaxed) }
+            shared.outcomes.withLock { $0[index] = outcome }
         }
-        var copied: UInt64 = 0
-        for (range, outcome) in zip(ranges, outcomes.withLock { $0 }) {
-            switch outcome {
-            case .writeFailed(let code): return .writeFailed(code)
-            case .readFailed(let code): return .readFailed(code)
-            case .refused:
-                // Nothing of this range was copied; others may have been: undone, for the next
-                // method to copy the whole.
-                _ = ftruncate(destination, off_t(destinationStart))
-                return .refused
-            case .moved(let moved):
-                copied += moved
-                // The source shrank: what any later range found lies past the first gap.
-                guard moved == range.length else {
-                    _ = ftruncate(destination, off_t(destinationStart) + off_t(copied))
-                    return finish(copied, source: source, from: sourceStart, destination: destination, from: destinationStart)
-                }
+        let others = DispatchGroup()
+        for index in 1..<parts {
+            others.enter()
+            Thread.detachNewThread {
+                run(index)
+                others.leave()
             }
         }
-        return finish(copied, source: source, from: sourceStart, destination: destination, from: destinationStart)
-    }
+        run(0)
+        others.wait()
+        let results = shared.outcomes.withLock { $0 }
 
-    private static func finish(_ copied: UInt64, source: Int32, from sourceStart: off_t, destination: Int32, from destinationStart: off_t) -> Outcome {
+        // The blob file's failures first: no other method would do better.
+        for outcome in results {
+            if case .writeFailed(let code) = outcome { return .writeFailed(code) }
+        }
+        for outcome in results {
+            if case .readFailed(let code) = outcome { return .readFailed(code) }
+        }
+        if results.contains(where: { if case .refused = $0 { true } else { false } }) {
+            // Whatever the other ranges copied is undone, for the next method to copy the whole.
+            guard ftruncate(destination, off_t(destinationStart)) == 0 else { return .writeFailed(errno) }
+            return .refused
+        }
+        var copied: UInt64 = 0
+        for (range, outcome) in zip(ranges, results) {
+            guard case .moved(let moved) = outcome else { continue }
+            copied += moved
+            // The source shrank: what any later range found lies past the first gap.
+            if moved < range.length {
+                guard ftruncate(destination, off_t(destinationStart) + off_t(copied)) == 0 else { return .writeFailed(errno) }
+                break
+            }
+        }
         _ = lseek(source, sourceStart + off_t(copied), SEEK_SET)
         _ = lseek(destination, destinationStart + off_t(copied), SEEK_SET)
         return .copied(copied)
+    }
+
+    /// What the ranges' threads share: each one's outcome, and whether to stop.
+    private final class Progress: Sendable {
+        let outcomes: Mutex<[RangeOutcome]>
+        let stop = Atomic<Bool>(false)
+
+        init(parts: Int) {
+            outcomes = Mutex(Array(repeating: .moved(0), count: parts))
+        }
     }
 
     private enum RangeOutcome {
@@ -103,31 +127,37 @@ enum ParallelFileCopy {
     }
 
     /// Splices `length` bytes of `source` at `sourceOffset` into `destination` at
-    /// `destinationOffset` through a pipe of its own; fewer when the source ends first.
-    private static func copyRange(from source: Int32, at sourceOffset: Int64, to destination: Int32, at destinationOffset: Int64, length: UInt64) -> RangeOutcome {
+    /// `destinationOffset` through a pipe of its own; fewer when the source ends first, or when
+    /// `stop` is set (another range failed, and what this one moved will not be used).
+    ///
+    /// As with ``CopyMethod``, a failure before anything moved is a refusal (the next method
+    /// tries, and tells which side failed), except a full disk, which no method would fix.
+    private static func copyRange(from source: Int32, at sourceOffset: Int64, to destination: Int32, at destinationOffset: Int64, length: UInt64, stop: borrowing Atomic<Bool>) -> RangeOutcome {
         var ends: [Int32] = [-1, -1]
         guard pipe2(&ends, O_CLOEXEC) == 0 else { return .refused }
         defer { ends.forEach { close($0) } }
-        // A wide pipe moves more pages per pair of calls; refused, the default works too.
-        let pipeSize = max(Int(cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, 1 << 20)), Int(cdbus_fcntl(ends[1], cdbus_F_GETPIPE_SZ)), 4096)
+        // Wider than the default, so that each pair of calls moves more pages; no wider than
+        // a transfer's pipe (see `TransferSource.pipeBufferSize`), as up to `max-transfers`
+        // of these may be open at once.
+        let widened = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, TransferSource.pipeBufferSize)
+        let pipeSize = Int(max(widened, cdbus_fcntl(ends[1], cdbus_F_GETPIPE_SZ), 4096))
         var readAt = sourceOffset, writeAt = destinationOffset
         var moved: UInt64 = 0
-        while moved < length {
+        while moved < length, !stop.load(ordering: .relaxed) {
             let inPipe = splice(source, &readAt, ends[1], nil, min(pipeSize, Int(clamping: length - moved)), 0)
             if inPipe < 0 {
                 if errno == EINTR { continue }
-                // Only the first splice tells whether the kernel can at all.
-                if moved == 0, [EINVAL, ENOSYS, EOPNOTSUPP, EBADF, ESPIPE].contains(errno) { return .refused }
-                return .readFailed(errno)
+                return moved == 0 ? .refused : .readFailed(errno)
             }
             if inPipe == 0 { break }
             var left = inPipe
             while left > 0 {
                 let out = splice(ends[0], nil, destination, &writeAt, left, 0)
-                if out < 0 {
-                    if errno == EINTR { continue }
-                    if moved == 0, [EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(errno) { return .refused }
-                    return .writeFailed(errno)
+                if out < 0, errno == EINTR { continue }
+                guard out > 0 else {
+                    let code = out < 0 ? errno : EIO
+                    if moved == 0, left == inPipe, ![ENOSPC, EDQUOT, EFBIG].contains(code) { return .refused }
+                    return .writeFailed(code)
                 }
                 left -= out
             }
