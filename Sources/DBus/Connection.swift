@@ -191,7 +191,7 @@ public final class Connection: Sendable {
         // A cancel may come at any moment, even between the call's start here and its start on
         // the loop: the flag is how the loop learns of one that came first, since such a cancel
         // finds no call there to cancel.
-        let cancelled = CallCancellation()
+        let cancelled = CancellationFlag()
         let result = await withTaskCancellationHandler {
             await CallOutcome.awaited { reply in
                 loop.submit { loop in
@@ -402,14 +402,3 @@ extension Duration {
     }
 }
 
-/// Whether a call's task was cancelled: set by the cancellation handler, read on the loop as the
-/// call starts there.
-private final class CallCancellation: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    var isSet: Bool { flag.load(ordering: .acquiring) }
-
-    func set() {
-        flag.store(true, ordering: .releasing)
-    }
-}

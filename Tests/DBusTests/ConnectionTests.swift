@@ -443,9 +443,6 @@ struct ConnectionTests {
         #expect(ended, "turn() did not report the closed connection")
     }
 
-    /// `close()` sends what is queued, messages held for `Hello`'s answer too: a signal carrying
-    /// a descriptor, sent and closed while the bus is stopped (so `Hello` is unanswered), reaches
-    /// a listener once the bus goes on.
     /// The same message called again while its first call is awaited: libdbus would send it
     /// under the same serial, and the second call take the first one's answer, leaving the
     /// first waiting for ever. The second is refused; the first is answered.
@@ -455,7 +452,7 @@ struct ConnectionTests {
         bus.pause()
         let client = self.client
         let first = Task { try await client.call(message, timeout: .seconds(60)) }
-        try await eventually { message.serial != 0 }
+        #expect(await eventually { message.serial != 0 }, "the first call never left")
         await #expect {
             _ = try await client.call(message, timeout: .seconds(60))
         } throws: { error in
@@ -465,6 +462,9 @@ struct ConnectionTests {
         #expect(try await first.value.arguments() == [.uint32(7)])
     }
 
+    /// `close()` sends what is queued, messages held for `Hello`'s answer too: a signal carrying
+    /// a descriptor, sent and closed while the bus is stopped (so `Hello` is unanswered), reaches
+    /// a listener once the bus goes on.
     @Test func closingSendsWhatWaitsForHello() async throws {
         let stream = try await client.signals(matching: MatchRule(interface: "org.example.Echo", member: "Handed"))
         let quick = try Connection.connect(address: bus.address, awaitingName: false)

@@ -1,5 +1,5 @@
+import DBus
 import Dispatch
-import Synchronization
 
 /// Work that holds a thread for as long as it takes (a large stream read to its end, into
 /// memory or a file), run on a dispatch queue's thread rather than on the cooperative pool of
@@ -12,7 +12,7 @@ enum BlockingWork {
     static func run<Value: Sendable>(
         _ work: @escaping @Sendable (_ isCancelled: @Sendable () -> Bool) throws -> Value
     ) async throws -> Value {
-        let cancelled = CancelFlag()
+        let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
@@ -22,11 +22,5 @@ enum BlockingWork {
         } onCancel: {
             cancelled.set()
         }
-    }
-
-    private final class CancelFlag: Sendable {
-        private let value = Atomic<Bool>(false)
-        var isSet: Bool { value.load(ordering: .acquiring) }
-        func set() { value.store(true, ordering: .releasing) }
     }
 }
