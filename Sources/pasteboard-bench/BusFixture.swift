@@ -156,8 +156,10 @@ final class BusFixture: Sendable {
     ///
     /// Large transfers leave gigabytes of blob files in the page cache for the kernel to write
     /// back over the following seconds, and the server frees what they replaced behind its
-    /// replies. Without this, that work lands in whatever is timed next: the next round of a
-    /// transfer, or `pbctl`'s starts, on a machine of two cores.
+    /// replies. Without this, that work lands in whatever is timed next: `pbctl`'s starts, on
+    /// a machine of two cores. (Not between the transfers' own rounds: a machine left idle
+    /// hands its free memory back to its host, and the next round's fresh memory then costs
+    /// more than the write-back it waited out.)
     func settle() {
         sync()
         let deadline = monotonicNanoseconds() + 5_000_000_000

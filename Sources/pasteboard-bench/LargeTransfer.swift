@@ -32,8 +32,6 @@ extension Measurements {
         var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
         // One warm-up round each, not counted: the first copies of a run fault in fresh memory.
         for index in 0..<(times + 1) {
-            // Each round starts with the last one's blob files written back (see `settle`).
-            fixture.settle()
             let floorTime = try Self.socketpairCopy(slice, size: size)
             var memory = (holding: 0, serving: 0)
             let transfer = try await timed {
