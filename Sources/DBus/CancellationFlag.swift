@@ -4,14 +4,14 @@ import Synchronization
 /// cancellation handler, read by a call starting on a connection's loop, or between the steps
 /// of blocking work on another thread. A cancel may come before the work has started anywhere
 /// it could be cancelled, and the flag is how the work learns of it then.
-public final class CancellationFlag: Sendable {
+package final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
 
-    public init() {}
+    package init() {}
 
-    public var isSet: Bool { flag.load(ordering: .acquiring) }
+    package var isSet: Bool { flag.load(ordering: .acquiring) }
 
-    public func set() {
+    package func set() {
         flag.store(true, ordering: .releasing)
     }
 }

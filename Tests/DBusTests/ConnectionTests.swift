@@ -452,7 +452,7 @@ struct ConnectionTests {
         bus.pause()
         let client = self.client
         let first = Task { try await client.call(message, timeout: .seconds(60)) }
-        #expect(await eventually { message.serial != 0 }, "the first call never left")
+        try #require(await eventually { message.serial != 0 }, "the first call never left")
         await #expect {
             _ = try await client.call(message, timeout: .seconds(60))
         } throws: { error in

@@ -152,8 +152,8 @@ struct BlobFile {
     /// changed by anyone, and a store file of mode 0400 not by its owner without a `chmod`.
     func finish(size: UInt64) throws(PasteboardError) -> Blob {
         // Less data came than was reserved (the file shrank meanwhile), or than the spare file
-        // held: free the rest.
-        if preallocated > size || reusing != nil { _ = ftruncate(fd, off_t(size)) }
+        // held, or than a parallel copy wrote past a range that came short: free the rest.
+        if preallocated > size || reusing != nil || Self.length(of: fd) > size { _ = ftruncate(fd, off_t(size)) }
         if isMemory {
             PayloadWriter.seal(fd)
         } else {
@@ -187,6 +187,12 @@ struct BlobFile {
         guard let id else { return Blob(memoryFD: fd, size: size) }
         close(fd)
         return Blob(id: id, directory: directory, size: size, spare: spare)
+    }
+
+    /// The file's length, 0 when it cannot be told.
+    private static func length(of fd: Int32) -> UInt64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? UInt64(max(info.st_size, 0)) : 0
     }
 
     /// The error for a complete file that could not be named in the store (`code`, an

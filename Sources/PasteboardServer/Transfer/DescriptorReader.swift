@@ -122,8 +122,6 @@ struct DescriptorReader {
         case .copied(let copied):
             total += copied
             guard total <= maxBytes else { throw tooLarge(label) }
-        case .refused:
-            return
         case .readFailed(let code):
             throw readFailure(code, label)
         case .writeFailed(let code):

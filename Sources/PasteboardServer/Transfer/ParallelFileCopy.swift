@@ -19,8 +19,10 @@ import Glibc
 /// 20 ms with `sendfile`, 13–17 ms with two threads on two cores.
 ///
 /// A source that shrinks midway (its writer truncating it) leaves the copy at the end of the
-/// first range that came short: everything before it is the file as it was, and nothing after
-/// it is kept. A source that grows is read on by the caller from where this stopped.
+/// first range that came short: everything before it is the file as it was, and what later
+/// ranges copied is not counted. The caller's next method reads on from there (finding the
+/// end, or what was written since) and writes over it, and the blob is cut to its size when
+/// finished (``BlobFile/finish(size:)``).
 enum ParallelFileCopy {
     /// Smaller files are copied by one thread: starting others would cost more than it saves.
     static let minimumSize: UInt64 = 16 << 20
@@ -30,12 +32,10 @@ enum ParallelFileCopy {
     static let maximumParts = 4
 
     enum Outcome: Equatable {
-        /// This many bytes were copied, the source's and destination's offsets are past them;
-        /// fewer than asked when the source shrank meanwhile.
+        /// This many bytes were copied, and the source's and destination's offsets are past
+        /// them: fewer than asked (none, say) when the source shrank meanwhile or the kernel
+        /// refused to splice part of it, which another method then copies.
         case copied(UInt64)
-        /// The kernel cannot splice these descriptors: nothing was copied, and another method
-        /// must.
-        case refused
         /// Reading the source failed (an `errno`).
         case readFailed(Int32)
         /// Writing the blob file failed (an `errno`).
@@ -55,7 +55,7 @@ enum ParallelFileCopy {
     /// copied. Once one range fails the others stop.
     static func copy(from source: Int32, to destination: Int32, count: UInt64, parts: Int) -> Outcome {
         let sourceStart = lseek(source, 0, SEEK_CUR), destinationStart = lseek(destination, 0, SEEK_CUR)
-        guard sourceStart >= 0, destinationStart >= 0, parts >= 1 else { return .refused }
+        guard sourceStart >= 0, destinationStart >= 0, parts >= 1 else { return .copied(0) }
         let share = count / UInt64(parts)
         let ranges = (0..<parts).map { index in
             let start = UInt64(index) * share
@@ -89,20 +89,15 @@ enum ParallelFileCopy {
         for outcome in results {
             if case .readFailed(let code) = outcome { return .readFailed(code) }
         }
-        if results.contains(where: { if case .refused = $0 { true } else { false } }) {
-            // Whatever the other ranges copied is undone, for the next method to copy the whole.
-            guard ftruncate(destination, off_t(destinationStart)) == 0 else { return .writeFailed(errno) }
-            return .refused
-        }
+        // What counts is the unbroken run of bytes from the start: up to the first range that
+        // came short (the source shrank, or the range stopped for another's refusal) or was
+        // refused. The next method goes on from there, over whatever lies past it (the file's
+        // space stays reserved), and the blob is cut to its final size when it is finished.
         var copied: UInt64 = 0
         for (range, outcome) in zip(ranges, results) {
-            guard case .moved(let moved) = outcome else { continue }
+            guard case .moved(let moved) = outcome else { break }
             copied += moved
-            // The source shrank: what any later range found lies past the first gap.
-            if moved < range.length {
-                guard ftruncate(destination, off_t(destinationStart) + off_t(copied)) == 0 else { return .writeFailed(errno) }
-                break
-            }
+            if moved < range.length { break }
         }
         _ = lseek(source, sourceStart + off_t(copied), SEEK_SET)
         _ = lseek(destination, destinationStart + off_t(copied), SEEK_SET)
