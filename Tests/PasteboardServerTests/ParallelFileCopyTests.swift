@@ -44,6 +44,56 @@ struct ParallelFileCopyTests {
         #expect(lseek(source.rawValue, 0, SEEK_CUR) == 0)
     }
 
+    /// A range refused once another has begun: the others stop, and only the unbroken bytes
+    /// from the start count, with both offsets left after them for the next method.
+    @Test func aRefusedRangeStopsTheOthersAndEndsTheCount() throws {
+        let data = TransferSpeedPathTests.bytes(20 << 20, seed: 26)
+        let source = try TransferSpeedPathTests.memfd(data)
+        let destination = try blobFile()
+        let outcome = ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: UInt64(data.count), parts: 2) { from, at, to, toAt, length, progress in
+            guard at == 0 else { return .refused }
+            // The first range starts only once the second has been refused: it copies nothing.
+            while !progress.stopped { usleep(100) }
+            return ParallelFileCopy.copyRange(from, at: at, to, at: toAt, length: length, progress: progress)
+        }
+        #expect(outcome == .copied(0))
+        #expect(lseek(source.rawValue, 0, SEEK_CUR) == 0 && lseek(destination.rawValue, 0, SEEK_CUR) == 0)
+
+        // Refused while the first range copies: what counts is what it copied, in place.
+        lseek(source.rawValue, 0, SEEK_SET)
+        let second = try blobFile()
+        let partial = ParallelFileCopy.copy(from: source.rawValue, to: second.rawValue, count: UInt64(data.count), parts: 2) { from, at, to, toAt, length, progress in
+            guard at == 0 else {
+                usleep(2_000)
+                return .refused
+            }
+            return ParallelFileCopy.copyRange(from, at: at, to, at: toAt, length: length, progress: progress)
+        }
+        guard case .copied(let copied) = partial else {
+            Issue.record("\(partial)")
+            return
+        }
+        #expect(copied <= 10 << 20)
+        #expect(lseek(source.rawValue, 0, SEEK_CUR) == copied && lseek(second.rawValue, 0, SEEK_CUR) == copied)
+        #expect(TransferSpeedPathTests.same(Array(try contents(of: second).prefix(Int(copied))), Array(data.prefix(Int(copied)))))
+    }
+
+    /// The blob file's failure wins over the source's, which wins over a refusal, whichever
+    /// range met it.
+    @Test(arguments: [
+        ([ParallelFileCopy.RangeOutcome.readFailed(EIO), .writeFailed(ENOSPC)], ParallelFileCopy.Outcome.writeFailed(ENOSPC)),
+        ([.refused, .readFailed(EIO)], .readFailed(EIO)),
+        ([.moved(1 << 20), .refused], .copied(1 << 20)),
+    ])
+    func failuresAreRankedBlobFileFirst(_ outcomes: [ParallelFileCopy.RangeOutcome], _ expected: ParallelFileCopy.Outcome) throws {
+        let source = try TransferSpeedPathTests.memfd(TransferSpeedPathTests.bytes(2 << 20, seed: 27))
+        let destination = try blobFile()
+        let outcome = ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: 2 << 20, parts: 2) { _, at, _, _, _, _ in
+            outcomes[at == 0 ? 0 : 1]
+        }
+        #expect(outcome == expected)
+    }
+
     @Test func smallFilesAndSingleProcessorsTakeOneThread() {
         #expect(ParallelFileCopy.parts(for: 16 << 20 - 1, processors: 8) == 1)
         #expect(ParallelFileCopy.parts(for: 16 << 20, processors: 8) == 2)

@@ -52,8 +52,12 @@ enum ParallelFileCopy {
     /// Copies `count` bytes of `source` from its current offset into `destination` at its
     /// current offset, in `parts` ranges at once (on threads of their own: they wait on the
     /// disk, which a shared pool's threads must not), and moves both offsets past what was
-    /// copied. Once one range fails the others stop.
-    static func copy(from source: Int32, to destination: Int32, count: UInt64, parts: Int) -> Outcome {
+    /// copied. Once one range fails the others stop. `copyingRange` is how each range is
+    /// copied (tests stand in for it to make a range fail).
+    static func copy(
+        from source: Int32, to destination: Int32, count: UInt64, parts: Int,
+        copyingRange: @escaping RangeCopier = copyRange
+    ) -> Outcome {
         let sourceStart = lseek(source, 0, SEEK_CUR), destinationStart = lseek(destination, 0, SEEK_CUR)
         guard sourceStart >= 0, destinationStart >= 0, parts >= 1 else { return .copied(0) }
         let share = count / UInt64(parts)
@@ -64,9 +68,9 @@ enum ParallelFileCopy {
         let shared = Progress(parts: parts)
         @Sendable func run(_ index: Int) {
             let range = ranges[index]
-            let outcome = copyRange(
-                from: source, at: Int64(sourceStart) + Int64(range.start), to: destination,
-                at: Int64(destinationStart) + Int64(range.start), length: range.length, stop: shared.stop)
+            let outcome = copyingRange(
+                source, Int64(sourceStart) + Int64(range.start), destination,
+                Int64(destinationStart) + Int64(range.start), range.length, shared)
             if case .moved = outcome {} else { shared.stop.store(true, ordering: .relaxed) }
             shared.outcomes.withLock { $0[index] = outcome }
         }
@@ -104,17 +108,25 @@ enum ParallelFileCopy {
         return .copied(copied)
     }
 
+    /// Copies one range: `(source, at, destination, at, length, progress)`, stopping early
+    /// once `progress.stopped`.
+    typealias RangeCopier = @Sendable (Int32, Int64, Int32, Int64, UInt64, Progress) -> RangeOutcome
+
     /// What the ranges' threads share: each one's outcome, and whether to stop.
-    private final class Progress: Sendable {
+    final class Progress: Sendable {
         let outcomes: Mutex<[RangeOutcome]>
         let stop = Atomic<Bool>(false)
 
         init(parts: Int) {
             outcomes = Mutex(Array(repeating: .moved(0), count: parts))
         }
+
+        /// Whether another range failed, so that what this one moves will not be used.
+        var stopped: Bool { stop.load(ordering: .relaxed) }
     }
 
-    private enum RangeOutcome {
+    /// How one range's copy ended.
+    enum RangeOutcome: Equatable {
         case moved(UInt64)
         case refused
         case readFailed(Int32)
@@ -127,7 +139,7 @@ enum ParallelFileCopy {
     ///
     /// As with ``CopyMethod``, a failure before anything moved is a refusal (the next method
     /// tries, and tells which side failed), except a full disk, which no method would fix.
-    private static func copyRange(from source: Int32, at sourceOffset: Int64, to destination: Int32, at destinationOffset: Int64, length: UInt64, stop: borrowing Atomic<Bool>) -> RangeOutcome {
+    @Sendable static func copyRange(_ source: Int32, at sourceOffset: Int64, _ destination: Int32, at destinationOffset: Int64, length: UInt64, progress: Progress) -> RangeOutcome {
         var ends: [Int32] = [-1, -1]
         guard pipe2(&ends, O_CLOEXEC) == 0 else { return .refused }
         defer { ends.forEach { close($0) } }
@@ -138,7 +150,7 @@ enum ParallelFileCopy {
         let pipeSize = Int(max(widened, cdbus_fcntl(ends[1], cdbus_F_GETPIPE_SZ), 4096))
         var readAt = sourceOffset, writeAt = destinationOffset
         var moved: UInt64 = 0
-        while moved < length, !stop.load(ordering: .relaxed) {
+        while moved < length, !progress.stopped {
             let inPipe = splice(source, &readAt, ends[1], nil, min(pipeSize, Int(clamping: length - moved)), 0)
             if inPipe < 0 {
                 if errno == EINTR { continue }
