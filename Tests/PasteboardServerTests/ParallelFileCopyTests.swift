@@ -94,6 +94,19 @@ struct ParallelFileCopyTests {
         #expect(outcome == expected)
     }
 
+    /// Helper threads are shared by all transfers: no more than the budget at once, and given
+    /// back. (Only this test takes them in this process: the server's transfers run in its own.)
+    @Test func helperThreadsAreRationed() {
+        #expect(ParallelFileCopy.reserveHelpers(3, budget: 2) == 2)
+        #expect(ParallelFileCopy.reserveHelpers(1, budget: 2) == 0)
+        ParallelFileCopy.releaseHelpers(2)
+        #expect(ParallelFileCopy.reserveHelpers(1, budget: 2) == 1)
+        #expect(ParallelFileCopy.reserveHelpers(5, budget: 2) == 1)
+        ParallelFileCopy.releaseHelpers(2)
+        #expect(ParallelFileCopy.reserveHelpers(0, budget: 2) == 0)
+        #expect(ParallelFileCopy.reserveHelpers(2, budget: 0) == 0)
+    }
+
     @Test func smallFilesAndSingleProcessorsTakeOneThread() {
         #expect(ParallelFileCopy.parts(for: 16 << 20 - 1, processors: 8) == 1)
         #expect(ParallelFileCopy.parts(for: 16 << 20, processors: 8) == 2)

@@ -112,13 +112,14 @@ struct DescriptorReader {
     }
 
     /// A large file the kernel cannot copy by itself, copied by several threads at once (see
-    /// ``ParallelFileCopy``); a small one, or on one processor, is left to the next method, as
-    /// is anything the copy leaves (data written past the size the file had).
+    /// ``ParallelFileCopy``); a small one, on one processor, or while other transfers use the
+    /// helper threads, is left to the next method, as is anything the copy leaves (data
+    /// written past the size the file had).
     private func copyInParallel(_ source: TransferSource, to destination: Int32, total: inout UInt64, label: String) throws(PasteboardError) {
-        guard let remaining = source.remaining, remaining > total else { return }
-        let parts = ParallelFileCopy.parts(for: remaining - total)
-        guard parts > 1 else { return }
-        switch ParallelFileCopy.copy(from: source.fd, to: destination, count: remaining - total, parts: parts) {
+        guard let remaining = source.remaining, remaining > total,
+              let outcome = ParallelFileCopy.copyIfWorthwhile(from: source.fd, to: destination, count: remaining - total)
+        else { return }
+        switch outcome {
         case .copied(let copied):
             total += copied
             guard total <= maxBytes else { throw tooLarge(label) }

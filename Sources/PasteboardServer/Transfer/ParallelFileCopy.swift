@@ -42,6 +42,43 @@ enum ParallelFileCopy {
         case writeFailed(Int32)
     }
 
+    /// Threads copying ranges besides the transfers' own, across all transfers at once: at
+    /// most one fewer than the machine has processors, so that many large writes together
+    /// neither start hundreds of threads nor copy faster for them (they would take turns).
+    private static let helpers = Atomic<Int>(0)
+
+    /// The most helper threads at once.
+    static var helperBudget: Int { max(0, ProcessInfo.processInfo.activeProcessorCount - 1) }
+
+    /// Takes up to `wanted` helper threads out of `budget`; how many it got, to give back with
+    /// ``releaseHelpers(_:)``.
+    static func reserveHelpers(_ wanted: Int, budget: Int = helperBudget) -> Int {
+        var current = helpers.load(ordering: .relaxed)
+        while true {
+            let granted = max(0, min(wanted, budget - current))
+            guard granted > 0 else { return 0 }
+            let (exchanged, found) = helpers.compareExchange(expected: current, desired: current + granted, ordering: .relaxed)
+            if exchanged { return granted }
+            current = found
+        }
+    }
+
+    static func releaseHelpers(_ count: Int) {
+        if count > 0 { helpers.subtract(count, ordering: .relaxed) }
+    }
+
+    /// Copies `count` bytes as ``copy(from:to:count:parts:copyingRange:)`` does, in as many
+    /// ranges as the size is worth and helper threads are free; nil when that is one range,
+    /// which the caller copies its usual way.
+    static func copyIfWorthwhile(from source: Int32, to destination: Int32, count: UInt64) -> Outcome? {
+        let wanted = parts(for: count)
+        guard wanted > 1 else { return nil }
+        let granted = reserveHelpers(wanted - 1)
+        defer { releaseHelpers(granted) }
+        guard granted > 0 else { return nil }
+        return copy(from: source, to: destination, count: count, parts: granted + 1)
+    }
+
     /// How many threads to copy `size` bytes with, on `processors` processors: 1 when it is
     /// not worth more.
     static func parts(for size: UInt64, processors: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
