@@ -18,8 +18,8 @@ enum ObjectDispatcher {
         // connection routes them to us: see `EventLoop`).
         if call.hasInterface(peer) {
             switch member {
-            case "Ping": return answerWithoutInterface(call, .ping, object: nil)
-            case "GetMachineId": return answerWithoutInterface(call, .machineID, object: nil)
+            case "Ping": return call.reply()
+            case "GetMachineId": return answerMachineID(call)
             default: return call.fail(.unknownMethod("no method '\(member)' in \(peer)"))
             }
         }
@@ -68,25 +68,26 @@ enum ObjectDispatcher {
         }
     }
 
-    private static func answerWithoutInterface(_ call: MethodCall, _ standard: StandardMethod, object: (any DBusObject)?) {
+    private static func answerWithoutInterface(_ call: MethodCall, _ standard: StandardMethod, object: any DBusObject) {
         switch standard {
-        case .ping:
-            call.reply()
-        case .machineID:
-            // The "try" form: the other aborts the process on a machine without an id.
-            var error = CDBus.DBusError()
-            dbus_error_init(&error)
-            defer { dbus_error_free(&error) }
-            guard let id = dbus_try_get_local_machine_id(&error) else {
-                let reason = error.message.map { String(cString: $0) } ?? "no machine id"
-                return call.fail(.failed("this machine has no D-Bus machine id: \(reason)"))
-            }
-            defer { dbus_free(id) }
-            call.reply([.string(String(cString: id))])
-        case .properties:
-            guard let object else { return call.fail(.unknownMethod("no method '\(call.member)' in \(peer)")) }
-            answerProperties(call, object: object)
+        case .ping: call.reply()
+        case .machineID: answerMachineID(call)
+        case .properties: answerProperties(call, object: object)
         }
+    }
+
+    /// `Peer.GetMachineId`: the id D-Bus keeps for this machine.
+    private static func answerMachineID(_ call: MethodCall) {
+        // The "try" form: the other aborts the process on a machine without an id.
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let id = dbus_try_get_local_machine_id(&error) else {
+            let reason = error.message.map { String(cString: $0) } ?? "no machine id"
+            return call.fail(.failed("this machine has no D-Bus machine id: \(reason)"))
+        }
+        defer { dbus_free(id) }
+        call.reply([.string(String(cString: id))])
     }
 
     /// The object exported at the call's path. A connection exports a few objects: they are

@@ -78,7 +78,8 @@ struct GatheredWriteTests {
         let blocked = Task { try await served.client.call(destination: "org.example.Piling", path: "/org/example/Piling", interface: "org.example.Piling", method: "Block") }
         try await Task.sleep(for: .milliseconds(50))
         // A client of raw bytes: its calls reach the server in one piece, and their answers are
-        // read in the order the server sent them. libdbus answers the `Ping` itself, at once.
+        // read in the order the server sent them. The `Ping`'s answer must not overtake the
+        // answers held before it (libdbus used to answer it itself, at once).
         let path = String(bus.address.dropFirst("unix:path=".count))
         let socket = try #require(connectUnixSocket(path))
         defer { close(socket) }
@@ -136,7 +137,6 @@ struct GatheredWriteTests {
             _ = try await served.client.call(destination: "org.example.Piling", path: "/", interface: peer, method: "Pong")
         } throws: { ($0 as? DBus.DBusError)?.name == "org.freedesktop.DBus.Error.UnknownMethod" }
     }
-
 
     @Test func signalsKeepTheirOrderWhenTheSocketFillsUp() async throws {
         let count = 6000

@@ -151,9 +151,10 @@ struct BlobFile {
     /// `/proc/PID/fd` with the file's own permissions: a memfd sealed against writing cannot be
     /// changed by anyone, and a store file of mode 0400 not by its owner without a `chmod`.
     func finish(size: UInt64) throws(PasteboardError) -> Blob {
-        // Less data came than was reserved (the file shrank meanwhile), or than the spare file
-        // held, or than a parallel copy wrote past a range that came short: free the rest.
-        if preallocated > size || reusing != nil || Self.length(of: fd) > size { _ = ftruncate(fd, off_t(size)) }
+        // Less data came than was reserved past the end (the file shrank meanwhile), or the
+        // file holds more than came (a spare overwritten, a parallel copy's range written past
+        // one that came short): free the rest.
+        if preallocated > size || Self.length(of: fd) > size { _ = ftruncate(fd, off_t(size)) }
         if isMemory {
             PayloadWriter.seal(fd)
         } else {
