@@ -12,11 +12,11 @@ struct ParallelFileCopyTests {
     @Test func rangesCopiedTogetherGiveTheWholeFileFromItsOffset() throws {
         let data = TransferSpeedPathTests.bytes(20 << 20 + 13, seed: 21)
         let source = try TransferSpeedPathTests.memfd(data, offset: 4_099)
-        let destination = try blobFile()
+        let destination = try Self.blobFile()
         #expect(ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: UInt64(data.count - 4_099), parts: 3) == .copied(UInt64(data.count - 4_099)))
         #expect(lseek(source.rawValue, 0, SEEK_CUR) == data.count)
         #expect(lseek(destination.rawValue, 0, SEEK_CUR) == data.count - 4_099)
-        #expect(TransferSpeedPathTests.same(try contents(of: destination), Array(data[4_099...])))
+        #expect(TransferSpeedPathTests.same(try Self.contents(of: destination), Array(data[4_099...])))
     }
 
     /// Asked for more than the source holds, as when its writer truncates it midway: the copy
@@ -25,10 +25,10 @@ struct ParallelFileCopyTests {
     func aSourceThatShrankEndsTheCopyAtItsEnd(held: Int, parts: Int) throws {
         let data = TransferSpeedPathTests.bytes(held, seed: 22)
         let source = try TransferSpeedPathTests.memfd(data)
-        let destination = try blobFile()
+        let destination = try Self.blobFile()
         #expect(ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: 30 << 20, parts: parts) == .copied(UInt64(held)))
         #expect(lseek(source.rawValue, 0, SEEK_CUR) == held)
-        #expect(TransferSpeedPathTests.same(try contents(of: destination), data))
+        #expect(TransferSpeedPathTests.same(try Self.contents(of: destination), data))
     }
 
     /// A blob file the kernel will not splice into (opened to append) is left as it was, and
@@ -49,7 +49,7 @@ struct ParallelFileCopyTests {
     @Test func aRefusedRangeStopsTheOthersAndEndsTheCount() throws {
         let data = TransferSpeedPathTests.bytes(20 << 20, seed: 26)
         let source = try TransferSpeedPathTests.memfd(data)
-        let destination = try blobFile()
+        let destination = try Self.blobFile()
         let outcome = ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: UInt64(data.count), parts: 2) { from, at, to, toAt, length, progress in
             guard at == 0 else { return .refused }
             // The first range starts only once the second has been refused: it copies nothing.
@@ -61,7 +61,7 @@ struct ParallelFileCopyTests {
 
         // Refused while the first range copies: what counts is what it copied, in place.
         lseek(source.rawValue, 0, SEEK_SET)
-        let second = try blobFile()
+        let second = try Self.blobFile()
         let partial = ParallelFileCopy.copy(from: source.rawValue, to: second.rawValue, count: UInt64(data.count), parts: 2) { from, at, to, toAt, length, progress in
             guard at == 0 else {
                 usleep(2_000)
@@ -75,7 +75,7 @@ struct ParallelFileCopyTests {
         }
         #expect(copied <= 10 << 20)
         #expect(lseek(source.rawValue, 0, SEEK_CUR) == copied && lseek(second.rawValue, 0, SEEK_CUR) == copied)
-        #expect(TransferSpeedPathTests.same(Array(try contents(of: second).prefix(Int(copied))), Array(data.prefix(Int(copied)))))
+        #expect(TransferSpeedPathTests.same(Array(try Self.contents(of: second).prefix(Int(copied))), Array(data.prefix(Int(copied)))))
     }
 
     /// The blob file's failure wins over the source's, which wins over a refusal, whichever
@@ -87,24 +87,61 @@ struct ParallelFileCopyTests {
     ])
     func failuresAreRankedBlobFileFirst(_ outcomes: [ParallelFileCopy.RangeOutcome], _ expected: ParallelFileCopy.Outcome) throws {
         let source = try TransferSpeedPathTests.memfd(TransferSpeedPathTests.bytes(2 << 20, seed: 27))
-        let destination = try blobFile()
+        let destination = try Self.blobFile()
         let outcome = ParallelFileCopy.copy(from: source.rawValue, to: destination.rawValue, count: 2 << 20, parts: 2) { _, at, _, _, _, _ in
             outcomes[at == 0 ? 0 : 1]
         }
         #expect(outcome == expected)
     }
 
-    /// Helper threads are shared by all transfers: no more than the budget at once, and given
-    /// back. (Only this test takes them in this process: the server's transfers run in its own.)
-    @Test func helperThreadsAreRationed() {
-        #expect(ParallelFileCopy.reserveHelpers(3, budget: 2) == 2)
-        #expect(ParallelFileCopy.reserveHelpers(1, budget: 2) == 0)
-        ParallelFileCopy.releaseHelpers(2)
-        #expect(ParallelFileCopy.reserveHelpers(1, budget: 2) == 1)
-        #expect(ParallelFileCopy.reserveHelpers(5, budget: 2) == 1)
-        ParallelFileCopy.releaseHelpers(2)
-        #expect(ParallelFileCopy.reserveHelpers(0, budget: 2) == 0)
-        #expect(ParallelFileCopy.reserveHelpers(2, budget: 0) == 0)
+    /// The tests that take helper threads in this process, one after the other: the server's
+    /// transfers take them in its own.
+    @Suite(.serialized) struct Helpers {
+        /// Helper threads are shared by all transfers: no more than the budget at once, and
+        /// given back.
+        @Test func helperThreadsAreRationed() {
+            #expect(ParallelFileCopy.reserveHelpers(3, budget: 2) == 2)
+            #expect(ParallelFileCopy.reserveHelpers(1, budget: 2) == 0)
+            ParallelFileCopy.releaseHelpers(2)
+            #expect(ParallelFileCopy.reserveHelpers(1, budget: 2) == 1)
+            #expect(ParallelFileCopy.reserveHelpers(5, budget: 2) == 1)
+            ParallelFileCopy.releaseHelpers(2)
+            #expect(ParallelFileCopy.reserveHelpers(0, budget: 2) == 0)
+            #expect(ParallelFileCopy.reserveHelpers(2, budget: 0) == 0)
+        }
+
+        /// As a step of ``CopyMethod``: what is left of a large file past its offset, at most
+        /// the step's count, in one step (on one processor, refused for `sendfile`).
+        @Test func aStepCopiesWhatIsLeftOfALargeFileUpToItsCount() throws {
+            let data = TransferSpeedPathTests.bytes(40 << 20, seed: 27)
+            let source = try TransferSpeedPathTests.memfd(data, offset: 3 << 20)
+            let destination = try ParallelFileCopyTests.blobFile()
+            var buffer: CopyBuffer? = nil
+            let first = CopyMethod.parallelSplice.step(from: source.rawValue, to: destination.rawValue, count: 20 << 20, buffer: &buffer)
+            guard ParallelFileCopy.helperBudget > 0 else {
+                #expect(first == .refused)
+                return
+            }
+            #expect(first == .moved(20 << 20))
+            #expect(CopyMethod.parallelSplice.step(from: source.rawValue, to: destination.rawValue, count: .max, buffer: &buffer) == .moved(17 << 20))
+            #expect(buffer == nil)
+            #expect(TransferSpeedPathTests.same(try ParallelFileCopyTests.contents(of: destination), Array(data[(3 << 20)...])))
+            // At the end, the next method is the one to say so.
+            #expect(CopyMethod.parallelSplice.step(from: source.rawValue, to: destination.rawValue, count: .max, buffer: &buffer) == .refused)
+        }
+    }
+
+    /// Between `copy_file_range`, which a memfd into the store refuses, and `sendfile`; and
+    /// a file too small to share out, or what is left of one, goes on to `sendfile` untouched.
+    @Test func aSmallFileIsLeftToTheNextMethod() throws {
+        #expect(CopyMethod.copyFileRange.fallback == .parallelSplice)
+        #expect(CopyMethod.parallelSplice.fallback == .sendfile)
+        let data = TransferSpeedPathTests.bytes(40 << 20, seed: 28)
+        let source = try TransferSpeedPathTests.memfd(data, offset: 25 << 20)
+        let destination = try Self.blobFile()
+        var buffer: CopyBuffer? = nil
+        #expect(CopyMethod.parallelSplice.step(from: source.rawValue, to: destination.rawValue, count: .max, buffer: &buffer) == .refused)
+        #expect(lseek(source.rawValue, 0, SEEK_CUR) == 25 << 20 && lseek(destination.rawValue, 0, SEEK_CUR) == 0)
     }
 
     @Test func smallFilesAndSingleProcessorsTakeOneThread() {
@@ -149,13 +186,13 @@ struct ParallelFileCopyTests {
     }
 
     /// An unnamed file in a temporary folder, open for reading and writing.
-    private func blobFile() throws -> UnixFileDescriptor {
+    fileprivate static func blobFile() throws -> UnixFileDescriptor {
         let fd = open(FileManager.default.temporaryDirectory.path, cdbus_O_TMPFILE | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw TestSupportError("O_TMPFILE: \(String(cString: strerror(errno)))") }
         return UnixFileDescriptor(owning: fd)
     }
 
-    private func contents(of file: UnixFileDescriptor) throws -> [UInt8] {
+    fileprivate static func contents(of file: UnixFileDescriptor) throws -> [UInt8] {
         var info = stat()
         guard fstat(file.rawValue, &info) == 0 else { throw TestSupportError("fstat failed") }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))

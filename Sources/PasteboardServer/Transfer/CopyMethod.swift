@@ -22,6 +22,10 @@ enum CopyMethod: Equatable {
     /// the blocks, where the file system can). Across file systems (a memfd into ext4) it
     /// fails with `EXDEV`.
     case copyFileRange
+    /// Several threads splicing a range each (``ParallelFileCopy``), for a large file the
+    /// kernel would not copy by itself: what is left of a small one, or one met while other
+    /// transfers hold the helper threads, is refused here and left to ``sendfile``.
+    case parallelSplice
     /// `sendfile`: the kernel copies a file's cached pages straight into the blob file's,
     /// across file systems.
     case sendfile
@@ -37,7 +41,8 @@ enum CopyMethod: Equatable {
     /// What to use when this method is refused.
     var fallback: CopyMethod? {
         switch self {
-        case .copyFileRange: .sendfile
+        case .copyFileRange: .parallelSplice
+        case .parallelSplice: .sendfile
         case .sendfile: .readWrite
         case .readWrite: nil
         }
@@ -46,7 +51,12 @@ enum CopyMethod: Equatable {
     /// The most one step moves. Kernel copies cost no memory of the server's, so they take
     /// large steps; ``readWrite`` moves one buffer at a time.
     var chunkSize: Int {
-        self == .readWrite ? CopyBuffer.size : 8 << 20
+        switch self {
+        case .readWrite: CopyBuffer.size
+        // All that is left at once: the threads share out the whole file.
+        case .parallelSplice: .max
+        case .copyFileRange, .sendfile: 8 << 20
+        }
     }
 
     /// What one step did.
@@ -73,6 +83,8 @@ enum CopyMethod: Equatable {
             switch self {
             case .copyFileRange:
                 moved = copy_file_range(source, nil, destination, nil, count, 0)
+            case .parallelSplice:
+                return ParallelFileCopy.step(from: source, to: destination, atMost: count)
             case .sendfile:
                 moved = Glibc.sendfile(destination, source, nil, count)
             case .readWrite:

@@ -8,8 +8,9 @@ import Glibc
 ///
 /// Runs on a transfer thread, never on the bus or service threads. Data up to
 /// ``Payload/inlineThreshold`` stays in memory; anything larger goes to a blob file: a file or
-/// memfd copied by the kernel (`copy_file_range` or `sendfile`, into space reserved for its
-/// known size), a pipe or anything else read through a 1 MiB buffer (see ``CopyMethod``).
+/// memfd copied by the kernel (`copy_file_range`, `splice` by several threads for a large one,
+/// or `sendfile`, into space reserved for its known size), a pipe or anything else read through
+/// a 1 MiB buffer (see ``CopyMethod``).
 /// Reading starts at the descriptor's current offset, as `read` would.
 ///
 /// The limits hold on every path: no more than `maxBytes` + 1 bytes are ever taken from the
@@ -101,32 +102,12 @@ struct DescriptorReader {
                 mustWait = true
             case .refused:
                 guard let next = method.fallback else { throw readFailure(EINVAL, label) }
-                if method == .copyFileRange { try copyInParallel(source, to: destination, total: &total, label: label) }
                 method = next
             case .readFailed(let code):
                 throw readFailure(code, label)
             case .writeFailed(let code):
                 throw PayloadWriter.writeFailure(code)
             }
-        }
-    }
-
-    /// A large file the kernel cannot copy by itself, copied by several threads at once (see
-    /// ``ParallelFileCopy``); a small one, on one processor, or while other transfers use the
-    /// helper threads, is left to the next method, as is anything the copy leaves (data
-    /// written past the size the file had).
-    private func copyInParallel(_ source: TransferSource, to destination: Int32, total: inout UInt64, label: String) throws(PasteboardError) {
-        guard let remaining = source.remaining, remaining > total,
-              let outcome = ParallelFileCopy.copyIfWorthwhile(from: source.fd, to: destination, count: remaining - total)
-        else { return }
-        switch outcome {
-        case .copied(let copied):
-            total += copied
-            guard total <= maxBytes else { throw tooLarge(label) }
-        case .readFailed(let code):
-            throw readFailure(code, label)
-        case .writeFailed(let code):
-            throw PayloadWriter.writeFailure(code)
         }
     }
 

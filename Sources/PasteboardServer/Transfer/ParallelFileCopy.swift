@@ -20,9 +20,12 @@ import Glibc
 ///
 /// A source that shrinks midway (its writer truncating it) leaves the copy at the end of the
 /// first range that came short: everything before it is the file as it was, and what later
-/// ranges copied is not counted. The caller's next method reads on from there (finding the
-/// end, or what was written since) and writes over it, and the blob is cut to its size when
-/// finished (``BlobFile/finish(size:)``).
+/// ranges copied is not counted. The next step reads on from there (finding the end, or what
+/// was written since) and writes over it, and the blob is cut to its size when finished
+/// (``BlobFile/finish(size:)``).
+///
+/// It is one of ``CopyMethod``'s ways (``CopyMethod/parallelSplice``), between
+/// `copy_file_range` and `sendfile`.
 enum ParallelFileCopy {
     /// Smaller files are copied by one thread: starting others would cost more than it saves.
     static let minimumSize: UInt64 = 16 << 20
@@ -77,6 +80,24 @@ enum ParallelFileCopy {
         defer { releaseHelpers(granted) }
         guard granted > 0 else { return nil }
         return copy(from: source, to: destination, count: count, parts: granted + 1)
+    }
+
+    /// One step of ``CopyMethod/parallelSplice``: what is left of `source` past its offset, at
+    /// most `limit` bytes, copied as ``copyIfWorthwhile(from:to:count:)`` does. Refused (for
+    /// `sendfile` to take over) when that is not worth more than one thread, or nothing was
+    /// copied; moved, when some was (the next step copies what is left, the source's writer
+    /// having shrunk or grown it meanwhile).
+    static func step(from source: Int32, to destination: Int32, atMost limit: Int) -> CopyMethod.Step {
+        var status = stat()
+        let offset = lseek(source, 0, SEEK_CUR)
+        guard offset >= 0, fstat(source, &status) == 0, status.st_size > offset, limit > 0 else { return .refused }
+        let count = min(UInt64(status.st_size - offset), UInt64(limit))
+        switch copyIfWorthwhile(from: source, to: destination, count: count) {
+        case nil, .copied(0): return .refused
+        case .copied(let copied): return .moved(Int(copied))
+        case .readFailed(let code): return .readFailed(code)
+        case .writeFailed(let code): return .writeFailed(code)
+        }
     }
 
     /// How many threads to copy `size` bytes with, on `processors` processors: 1 when it is
