@@ -35,12 +35,15 @@ struct History: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Show at most N entries, all when 0.", valueName: "N"))
     var limit: UInt32 = 0
 
+    @Flag(help: "Print one JSON object per entry: {\"name\", \"count\", \"time\" (unix time in milliseconds), \"types\"}.")
+    var json = false
+
     func run() async throws {
-        try await HistoryJob(target: global.target, limit: limit).runReportingFailures()
+        try await HistoryJob(target: global.target, limit: limit, json: json).runReportingFailures()
     }
 
-    static let quick = QuickSyntax("history", options: [("--limit", "limit")]) { line in
-        HistoryJob(target: line.target, limit: try line.value("limit", as: UInt32.self) ?? 0)
+    static let quick = QuickSyntax("history", flags: [("--json", "json")], options: [("--limit", "limit")]) { line in
+        HistoryJob(target: line.target, limit: try line.value("limit", as: UInt32.self) ?? 0, json: line.flag("json"))
     }
 }
 

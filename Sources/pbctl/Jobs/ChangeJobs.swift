@@ -27,11 +27,17 @@ struct HistoryJob: Job {
     var target: Target
     /// At most this many entries; 0 for the server's `history-depth`.
     var limit: UInt32
+    /// JSON lines, as `watch --json` prints, with the time as the server gives it.
+    var json = false
 
     func run() async throws {
         try await Session.run(target) { server in
             for entry in try await server.history(target.pasteboard, limit: limit) {
-                Output.line("\(entry.count)\t\(InternetTime.string(milliseconds: entry.time))\t\(entry.types.joined(separator: " "))")
+                if json {
+                    Output.line("{\"name\":\(Output.json(target.pasteboard)),\"count\":\(entry.count),\"time\":\(entry.time),\"types\":\(Output.json(entry.types))}")
+                } else {
+                    Output.line("\(entry.count)\t\(InternetTime.string(milliseconds: entry.time))\t\(entry.types.joined(separator: " "))")
+                }
             }
         }
     }
