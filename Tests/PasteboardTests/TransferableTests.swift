@@ -168,6 +168,28 @@ struct TransferableTests {
         #expect(fromFile.file == copy)
     }
 
+    /// Code written for Apple platforms compiles as written: the open-in-place arguments take
+    /// CoreTransferable's labels (recorded, while receivers here always get a file of their own).
+    @Test("FileRepresentation takes Apple's open-in-place labels")
+    func openInPlaceLabels() async throws {
+        struct Clip: Transferable {
+            var file: URL
+            static var transferRepresentation: some TransferRepresentation {
+                FileRepresentation(contentType: .mpeg4Movie, shouldAttemptToOpenInPlace: true) { clip in
+                    SentTransferredFile(clip.file)
+                } importing: { received in
+                    Clip(file: received.file)
+                }
+                FileRepresentation(exportedContentType: .movie, shouldAllowToOpenInPlace: true) { clip in SentTransferredFile(clip.file) }
+                FileRepresentation(importedContentType: .quickTimeMovie, shouldAttemptToOpenInPlace: true) { received in Clip(file: received.file) }
+            }
+        }
+        let imported = try #require(try await read(Clip.self, from: [("video/quicktime", Data("mov".utf8))]))
+        #expect(try Data(contentsOf: imported.file) == Data("mov".utf8))
+        try? FileManager.default.removeItem(at: imported.file)
+        #expect(Clip.transferEntries.map(\.contentType) == [.mpeg4Movie, .movie, .quickTimeMovie])
+    }
+
     @Test("importValue hands a read file to a file importer, and deletes it otherwise")
     func importValueFiles() async throws {
         let directory = try temporaryDirectory()

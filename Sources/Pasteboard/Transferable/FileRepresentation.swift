@@ -25,26 +25,26 @@ public struct FileRepresentation<Item: Transferable>: TransferRepresentation, Se
     let exporting: (@Sendable (Item) async throws -> SentTransferredFile)?
     let importing: (@Sendable (ReceivedTransferredFile) async throws -> Item)?
     /// Recorded for code shared with Apple platforms; receivers always get a copy here.
-    let shouldAttemptToOpenOriginal: Bool
+    let shouldAttemptToOpenInPlace: Bool
 
     /// A representation that both exports and imports.
     ///
     /// - Parameters:
     ///   - contentType: The type of the file's contents.
-    ///   - shouldAttemptToOpenOriginal: On Apple platforms, whether the receiver would rather
+    ///   - shouldAttemptToOpenInPlace: On Apple platforms, whether the receiver would rather
     ///     open the original file; on Linux it always gets a copy.
     ///   - exporting: Gives the file holding a value.
     ///   - importing: Makes a value from a received file.
     public init(
         contentType: UTType,
-        shouldAttemptToOpenOriginal: Bool = false,
+        shouldAttemptToOpenInPlace: Bool = false,
         exporting: @escaping @Sendable (Item) async throws -> SentTransferredFile,
         importing: @escaping @Sendable (ReceivedTransferredFile) async throws -> Item
     ) {
         self.contentType = contentType
         self.exporting = exporting
         self.importing = importing
-        self.shouldAttemptToOpenOriginal = shouldAttemptToOpenOriginal
+        self.shouldAttemptToOpenInPlace = shouldAttemptToOpenInPlace
     }
 
     /// A representation that only exports.
@@ -62,7 +62,7 @@ public struct FileRepresentation<Item: Transferable>: TransferRepresentation, Se
         self.contentType = contentType
         self.exporting = exporting
         self.importing = nil
-        self.shouldAttemptToOpenOriginal = shouldAllowToOpenInPlace
+        self.shouldAttemptToOpenInPlace = shouldAllowToOpenInPlace
     }
 
     /// A representation that only imports.
@@ -76,18 +76,39 @@ public struct FileRepresentation<Item: Transferable>: TransferRepresentation, Se
     /// - Parameters:
     ///   - contentType: The type of file accepted; an abstract type such as `.movie` accepts
     ///     every type that conforms to it.
-    ///   - shouldAttemptToOpenOriginal: On Apple platforms, whether the receiver would rather
+    ///   - shouldAttemptToOpenInPlace: On Apple platforms, whether the receiver would rather
     ///     open the original file; on Linux it always gets a copy.
     ///   - importing: Makes a value from a received file.
     public init(
         importedContentType contentType: UTType,
-        shouldAttemptToOpenOriginal: Bool = false,
+        shouldAttemptToOpenInPlace: Bool = false,
         importing: @escaping @Sendable (ReceivedTransferredFile) async throws -> Item
     ) {
         self.contentType = contentType
         self.exporting = nil
         self.importing = importing
-        self.shouldAttemptToOpenOriginal = shouldAttemptToOpenOriginal
+        self.shouldAttemptToOpenInPlace = shouldAttemptToOpenInPlace
+    }
+
+    /// The earlier spelling of ``init(contentType:shouldAttemptToOpenInPlace:exporting:importing:)``.
+    @available(*, deprecated, renamed: "init(contentType:shouldAttemptToOpenInPlace:exporting:importing:)")
+    public init(
+        contentType: UTType,
+        shouldAttemptToOpenOriginal: Bool,
+        exporting: @escaping @Sendable (Item) async throws -> SentTransferredFile,
+        importing: @escaping @Sendable (ReceivedTransferredFile) async throws -> Item
+    ) {
+        self.init(contentType: contentType, shouldAttemptToOpenInPlace: shouldAttemptToOpenOriginal, exporting: exporting, importing: importing)
+    }
+
+    /// The earlier spelling of ``init(importedContentType:shouldAttemptToOpenInPlace:importing:)``.
+    @available(*, deprecated, renamed: "init(importedContentType:shouldAttemptToOpenInPlace:importing:)")
+    public init(
+        importedContentType contentType: UTType,
+        shouldAttemptToOpenOriginal: Bool,
+        importing: @escaping @Sendable (ReceivedTransferredFile) async throws -> Item
+    ) {
+        self.init(importedContentType: contentType, shouldAttemptToOpenInPlace: shouldAttemptToOpenOriginal, importing: importing)
     }
 
     /// Never read: the library lists the representation's data itself.
