@@ -358,6 +358,13 @@ struct ShareLinkTests {
         #expect(ShareFile.fileName(suggested: nil, preview: SharePreview("plan.TXT"), type: .utf8PlainText) == "plan.TXT")
         #expect(ShareFile.fileName(suggested: " ", preview: SharePreview(".."), type: .utf8PlainText) == "Shared item.txt")
         #expect(ShareFile.fileName(suggested: nil, preview: nil, type: .png) == "Shared item.png")
+        // A declared type without an extension of its own takes its nearest supertype's; one
+        // that conforms to nothing with an extension gets none.
+        let todo = UTType(exportedAs: "com.example.share-todo", conformingTo: .json)
+        #expect(ShareFile.fileName(suggested: nil, preview: SharePreview("Groceries"), type: todo) == "Groceries.json")
+        let note = UTType(exportedAs: "com.example.share-note", conformingTo: UTType(exportedAs: "com.example.share-rich", conformingTo: .html))
+        #expect(ShareFile.fileName(suggested: nil, preview: nil, type: note) == "Shared item.html")
+        #expect(ShareFile.fileName(suggested: nil, preview: nil, type: UTType(exportedAs: "com.example.share-opaque")) == "Shared item")
     }
 
     @Test("the real xdg-desktop-portal without a backend has no OpenURI: .portalMissing")

@@ -53,12 +53,12 @@ struct ShareFile: Sendable {
     }
 
     /// A file name that is one path component: the suggestion, or the title with the type's
-    /// extension. Slashes and NULs become dashes; what would be empty, `.` or `..` is
-    /// replaced.
+    /// extension (or, for a type without one, that of the nearest type it conforms to). Slashes
+    /// and NULs become dashes; what would be empty, `.` or `..` is replaced.
     static func fileName(suggested: String?, preview: SharePreview?, type: UTType) -> String {
         if let suggested = component(suggested) { return suggested }
         let base = component(preview?.title) ?? "Shared item"
-        guard let pathExtension = type.preferredFilenameExtension, !base.lowercased().hasSuffix("." + pathExtension) else { return base }
+        guard let pathExtension = type.nearestFilenameExtension, !base.lowercased().hasSuffix("." + pathExtension) else { return base }
         return base + "." + pathExtension
     }
 

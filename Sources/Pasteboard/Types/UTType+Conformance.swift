@@ -116,6 +116,22 @@ extension UTType {
         return type
     }
 
+    /// The filename extension for a file of this type: its own, else the nearest one of the
+    /// types it conforms to, so that a `com.example.todo` declared as JSON is shared as
+    /// `.json` and a receiving program opens it as such; nil when no type up to the abstract
+    /// ones has one.
+    var nearestFilenameExtension: String? {
+        var visited: Set<String> = []
+        var level = [self]
+        while !level.isEmpty {
+            for type in level {
+                if let found = type.preferredFilenameExtension { return found }
+            }
+            level = level.flatMap(\.parents).filter { visited.insert($0.key).inserted }
+        }
+        return nil
+    }
+
     /// The direct parents: built-in or declared ones, and the abstract types a MIME type
     /// belongs to (text, image, movie, audio).
     private var parents: [UTType] {
