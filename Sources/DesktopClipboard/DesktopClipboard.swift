@@ -124,9 +124,11 @@ public protocol DesktopClipboard: AnyObject, Sendable {
 
 /// Why a desktop clipboard could not connect, or could not fetch an app's data.
 public enum DesktopClipboardError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The display cannot be reached, or lacks what the bridge needs (XFixes, a data-control
-    /// protocol).
+    /// The display cannot be reached (not yet, or no more).
     case unavailable(String)
+    /// The display answers, but lacks what the bridge needs (a data-control protocol,
+    /// XFixes): asking it again will not help.
+    case unsupported(String)
     /// The app that owned the selection has quit or been replaced as the owner.
     case ownerGone(String)
     /// The owning app refused to convert to the type, or sent something unusable.
@@ -136,7 +138,7 @@ public enum DesktopClipboardError: Error, Sendable, Equatable, CustomStringConve
 
     public var description: String {
         switch self {
-        case .unavailable(let message), .ownerGone(let message), .refused(let message), .timedOut(let message):
+        case .unavailable(let message), .unsupported(let message), .ownerGone(let message), .refused(let message), .timedOut(let message):
             message
         }
     }

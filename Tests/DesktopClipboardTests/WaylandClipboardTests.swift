@@ -165,15 +165,27 @@ struct WaylandClipboardTests {
     @Test func noCompositorIsUnavailable() throws {
         let directory = try Paths.temporaryDirectory("pasteboardd-no-wayland")
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let error = try #require(connectionError(display: directory + "/wayland-9"))
+        #expect(error == .unavailable(error.description) && error.description.contains("no Wayland compositor"), "\(error)")
+    }
+
+    /// A compositor that answers but has no data-control protocol: unsupported, which no
+    /// retry mends, unlike one that cannot be reached.
+    @Test func aCompositorWithoutDataControlIsUnsupported() throws {
+        let compositor = try BareCompositor()
+        let error = try #require(connectionError(display: compositor.environment["XDG_RUNTIME_DIR"]! + "/" + compositor.environment["WAYLAND_DISPLAY"]!))
+        #expect(error == .unsupported(error.description) && error.description.contains("offers no data-control protocol"), "\(error)")
+    }
+
+    /// Why connecting to `display` failed; nil, recorded as an issue, when it did not.
+    private func connectionError(display: String) -> DesktopClipboardError? {
         do {
-            _ = try WaylandClipboard.connect(display: directory + "/wayland-9", delegate: WaylandRecorder())
-            Issue.record("connected to nothing")
+            let clipboard = try WaylandClipboard.connect(display: display, delegate: WaylandRecorder())
+            clipboard.close()
+            Issue.record("joined \(display)")
+            return nil
         } catch {
-            guard case .unavailable(let message) = error else {
-                Issue.record("expected unavailable, got \(error)")
-                return
-            }
-            #expect(message.contains("no Wayland compositor"), "\(message)")
+            return error
         }
     }
 

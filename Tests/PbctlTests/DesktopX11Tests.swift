@@ -444,6 +444,29 @@ struct DesktopX11Tests {
         #expect(server.log.contains("did not answer within 5"), "\(server.log)")
     }
 
+    /// A compositor without a data-control protocol (GNOME's, weston's) is no clipboard to
+    /// join: `auto` goes on to X11 when `DISPLAY` is set, and is off when it is not, for good
+    /// (no retrying a compositor that will not gain the protocol).
+    @Test("--desktop auto passes over a compositor without data-control: X11 if DISPLAY is set, else off", arguments: [true, false])
+    func autoPassesOverACompositorWithoutDataControl(withX11: Bool) async throws {
+        let compositor = try BareCompositor()
+        let x11 = withX11 ? try await VirtualX11() : nil
+        let environment = compositor.environment.merging(x11?.environment ?? [:]) { $1 }
+        let world = try await PbctlHarness(desktop: DesktopDisplay(mode: "auto", environment: environment))
+        let server = try #require(world.server)
+        if withX11 {
+            try await world.waitUntilBridged(to: "X11")
+            #expect(server.log.contains("DISPLAY is set (Wayland: the Wayland compositor at wayland-bare offers no data-control protocol"), "\(server.log)")
+            return
+        }
+        #expect(await eventually(timeout: .seconds(20)) { server.log.contains("desktop bridge: off (") }, "\(server.log)")
+        #expect(server.log.contains("desktop bridge: off (Wayland: the Wayland compositor at wayland-bare offers no data-control protocol"), "\(server.log)")
+        #expect(!server.log.contains("trying again"), "\(server.log)")
+        expectSuccess(try await world.pbctl("copy", input: "served all the same"))
+        let info = try await world.pbctl("info")
+        #expect(!info.out.contains("desktop:"), "\(info.out)")
+    }
+
     @Test("A copy over the bus made before the bridge joins the display is not replaced by the older desktop copy")
     func aBusCopyBeforeJoiningWins() async throws {
         let x11 = try await VirtualX11()

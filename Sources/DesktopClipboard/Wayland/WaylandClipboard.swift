@@ -39,7 +39,9 @@ public final class WaylandClipboard: DesktopClipboard {
     /// 1 has no primary selection).
     ///
     /// - Throws: ``DesktopClipboardError/unavailable(_:)`` saying what is missing: no
-    ///   compositor at that name, no data-control protocol, or no seat.
+    ///   compositor at that name (or none answering), or no seat;
+    ///   ``DesktopClipboardError/unsupported(_:)`` for a compositor without a data-control
+    ///   protocol.
     public static func connect(
         display: String?, delegate: any DesktopClipboardDelegate
     ) throws(DesktopClipboardError) -> WaylandClipboard {
@@ -54,7 +56,7 @@ public final class WaylandClipboard: DesktopClipboard {
                 .compactMap({ dataControl in globals.first(dataControl.managerInterface).map { (dataControl, $0) } })
                 .first
             else {
-                throw .unavailable(
+                throw .unsupported(
                     "the Wayland compositor at \(name) offers no data-control protocol"
                         + " (neither ext_data_control_manager_v1 nor zwlr_data_control_manager_v1)")
             }

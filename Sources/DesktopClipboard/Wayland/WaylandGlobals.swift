@@ -6,7 +6,7 @@ import WaylandDataControl
 /// the D-Bus `Hello`, for at most ``answerTimeout``), and bound from there.
 ///
 /// A seat or manager that appears later is not picked up: the bridge binds the first seat, and
-/// a compositor without data control at connection time is reported as unavailable. The
+/// a compositor without data control at connection time is reported as unsupported. The
 /// registry is destroyed by ``release()`` once the globals are bound, before any other dispatch.
 final class WaylandGlobals {
     struct Global {

@@ -58,8 +58,8 @@ public final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// Connects to the X display `display` (a `DISPLAY` value; nil: the environment's) and starts
     /// the thread that serves it. The current owners are reported to `delegate` as changes.
     ///
-    /// - Throws: ``DesktopClipboardError/unavailable(_:)`` when the display cannot be reached or
-    ///   lacks XFixes.
+    /// - Throws: ``DesktopClipboardError/unavailable(_:)`` when the display cannot be reached,
+    ///   ``DesktopClipboardError/unsupported(_:)`` when it lacks XFixes.
     public static func connect(display: String?, delegate: any DesktopClipboardDelegate) throws(DesktopClipboardError) -> X11Clipboard {
         let clipboard = try X11Clipboard(display: try X11Display(display: display), delegate: delegate)
         clipboard.start()

@@ -38,7 +38,7 @@ final class X11Display {
         self.connection = connection
         guard let extensionData = xcb_get_extension_data(connection, cxcb_xfixes_extension()), extensionData.pointee.present != 0 else {
             xcb_disconnect(connection)
-            throw .unavailable("the X display \(name) has no XFixes extension, which reports clipboard changes")
+            throw .unsupported("the X display \(name) has no XFixes extension, which reports clipboard changes")
         }
         selectionNotifyEvent = extensionData.pointee.first_event + UInt8(XCB_XFIXES_SELECTION_NOTIFY)
         free(xcb_xfixes_query_version_reply(connection, xcb_xfixes_query_version(connection, 5, 0), nil))

@@ -125,11 +125,14 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             return state.stopped
         }
         guard !stoppedAlready else { return }
-        let (clipboard, reason) = mode.choose(environment: environment, delegate: self)
+        let (clipboard, reason, lasting) = mode.choose(environment: environment, delegate: self)
         guard let clipboard else {
-            let nothingSet = mode == .auto && environment["WAYLAND_DISPLAY"] ?? "" == "" && environment["DISPLAY"] ?? "" == ""
-            if nothingSet {
-                if first { logger.notice("desktop bridge: off (neither WAYLAND_DISPLAY nor DISPLAY is set)") }
+            // `auto` with no display it could ever use is off, as the contract says: neither
+            // variable set, or a compositor without a data-control protocol and no DISPLAY.
+            // Asked for by name, a display is waited for all the same.
+            if mode == .auto, lasting {
+                let nothingSet = environment["WAYLAND_DISPLAY"] ?? "" == "" && environment["DISPLAY"] ?? "" == ""
+                logger.notice("desktop bridge: off (\(nothingSet ? "neither WAYLAND_DISPLAY nor DISPLAY is set" : reason))")
                 return
             }
             if first { logger.warning("desktop bridge: no display yet (\(reason)); serving without it, and trying again") }
