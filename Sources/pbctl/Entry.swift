@@ -24,7 +24,7 @@ enum Entry {
         MainThreadExecutor.run {
             let arguments = ExecCommand.separate(AttachedValues.split(CommandLine.arguments.dropFirst())).line
             guard let job = QuickLine.job(for: arguments, commands: Pbctl.quickCommands) else {
-                refuseHelpOnUnknownCommands(arguments)
+                refuseUnknownCommands(arguments)
                 await Pbctl.main(arguments)
                 exit(ExitStatus.success.rawValue)
             }
@@ -42,10 +42,13 @@ enum Entry {
 }
 
 extension Entry {
-    /// `pbctl help NAME` for a command there is not: a usage error, as `pbctl NAME` is.
-    /// ArgumentParser's own `help` prints the general help for it, with status 0, which a
-    /// script cannot tell from help on a command it named right.
-    private static func refuseHelpOnUnknownCommands(_ arguments: [String]) {
+    /// `pbctl NAME` and `pbctl help NAME` for a command there is not: a usage error that says
+    /// so, and which command was likely meant (`pbctl pase`), rather than ArgumentParser's
+    /// "Unexpected argument". Its own `help` would print the general help with status 0, which
+    /// a script cannot tell from help on a command it named right.
+    private static func refuseUnknownCommands(_ arguments: [String]) {
+        // ArgumentParser's own options, whose values are no commands.
+        guard !arguments.contains(where: { $0.hasPrefix("--generate-completion-script") || $0.hasPrefix("--experimental") }) else { return }
         // The words of the line, without the global options and their values (AttachedValues
         // has split `-pNAME` already).
         var words: [String] = []
@@ -56,14 +59,19 @@ extension Entry {
                 index += 2
                 continue
             }
+            if argument == "--" { break }
             if !argument.hasPrefix("-") { words.append(argument) }
             index += 1
         }
-        guard words.count == 2, words[0] == "help" else { return }
-        let name = words[1]
+        guard let first = words.first else { return }
+        let named = first == "help" ? words.dropFirst().first : first
         // `help` itself is one (ArgumentParser's, which describes it).
-        guard name != "help", !Pbctl.configuration.subcommands.contains(where: { $0._commandName == name }) else { return }
-        Output.error("no command '\(name)'; 'pbctl --help' lists them")
+        guard let name = named, name != "help" else { return }
+        let commands = Pbctl.configuration.subcommands.map { $0._commandName }
+        guard !commands.contains(name) else { return }
+        let likely = commands.filter { EditDistance.between($0, name) <= 2 }
+        let suggestion = likely.isEmpty ? "" : " (did you mean \(likely.map { "'\($0)'" }.joined(separator: " or "))?)"
+        Output.error("no command '\(name)'\(suggestion); 'pbctl --help' lists them")
         exit(ExitStatus.usage.rawValue)
     }
 

@@ -258,9 +258,12 @@ final class WaylandFixture: Sendable {
     private let marks = Mutex<[DesktopSelection: Int]>([:])
 
     /// Starts sway, connects, and waits for the initial report of each selection.
-    init() async throws {
+    ///
+    /// - Parameter servingIdleTimeoutMilliseconds: How long an app that asked for the data this
+    ///   clipboard owns may read none (the bridge's 30 s unless a test holds requests longer).
+    init(servingIdleTimeoutMilliseconds: Int32 = WaylandClipboard.defaultServingIdleTimeoutMilliseconds) async throws {
         sway = try await HeadlessSway()
-        clipboard = try WaylandClipboard.connect(display: sway.socketPath, delegate: recorder)
+        clipboard = try WaylandClipboard.connect(display: sway.socketPath, delegate: recorder, servingIdleTimeoutMilliseconds: servingIdleTimeoutMilliseconds)
         let initial = await eventually { [recorder, clipboard] in recorder.changes.count >= clipboard.selections.count }
         #expect(initial, "the current selections were not reported after connecting")
         for change in recorder.changes { #expect(change.source == nil, "\(change.selection) was not empty") }

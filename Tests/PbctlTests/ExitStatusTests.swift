@@ -25,13 +25,16 @@ struct ExitStatusTests {
 
     // MARK: 64: usage (found before any connection: no server needed)
 
+    /// An unknown command says so, and names the command a typo was likely meant to be.
     @Test func unknownCommand() async throws {
         let world = try await PbctlHarness(server: false)
-        let result = try await world.pbctl("frobnicate")
-        #expect(result.status == 64)
-        #expect(result.out == "")
-        #expect(result.err.hasPrefix("Error: Unexpected argument 'frobnicate'\n"))
-        #expect(result.err.contains("Usage: pbctl "))
+        expect(try await world.pbctl("frobnicate"), status: 64, stdout: "", stderr: "pbctl: no command 'frobnicate'; 'pbctl --help' lists them\n")
+        expect(try await world.pbctl("-p", "x", "pase"), status: 64, stdout: "", stderr: "pbctl: no command 'pase' (did you mean 'paste'?); 'pbctl --help' lists them\n")
+        expect(try await world.pbctl("--address", "unix:path=/nowhere", "lst", "-v"), status: 64, stdout: "", stderr: "pbctl: no command 'lst' (did you mean 'list'?); 'pbctl --help' lists them\n")
+        expect(try await world.pbctl("help", "cpy"), status: 64, stdout: "", stderr: "pbctl: no command 'cpy' (did you mean 'copy'?); 'pbctl --help' lists them\n")
+        // Options of ArgumentParser's own take values that are no commands.
+        let completion = try await world.pbctl("--generate-completion-script", "bash")
+        #expect(completion.status == 0 && completion.out.contains("pbctl"), "\(completion)")
     }
 
     /// Help on a command there is not is a usage error too, not the general help and 0.

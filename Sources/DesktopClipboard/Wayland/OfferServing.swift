@@ -29,6 +29,13 @@ enum OfferServing {
     /// The requests one connection is serving, counted against ``maxConcurrentCopies``.
     final class Places: Sendable {
         private let taken = Atomic<Int>(0)
+        /// How long each of their readers may take no data (``idleTimeoutMilliseconds``
+        /// unless the connection was given another).
+        let idleTimeoutMilliseconds: Int32
+
+        init(idleTimeoutMilliseconds: Int32 = OfferServing.idleTimeoutMilliseconds) {
+            self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
+        }
 
         /// Takes a place; false, taking none, when all are taken.
         func take() -> Bool {
@@ -54,7 +61,7 @@ enum OfferServing {
                 return
             }
             Thread.detachNewThread {
-                copy(from: data, to: target)
+                copy(from: data, to: target, idleTimeoutMilliseconds: places.idleTimeoutMilliseconds)
                 places.give()
             }
         }

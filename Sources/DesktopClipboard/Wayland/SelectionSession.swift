@@ -22,7 +22,7 @@ final class SelectionSession {
     private let device: OpaquePointer
     let selections: Set<DesktopSelection>
     /// The requests for our data being served (``OfferServing/maxConcurrentCopies`` at most).
-    private let servingPlaces = OfferServing.Places()
+    private let servingPlaces: OfferServing.Places
     private weak var delegate: (any DesktopClipboardDelegate)?
     /// The changes of each selection told to the delegate (see
     /// ``DesktopClipboard/own(_:_:reportsSeen:)``).
@@ -72,8 +72,10 @@ final class SelectionSession {
     /// events are dispatched on the display thread, once it runs).
     init(
         dataControl: DataControlProtocol, managerVersion: UInt32, display: OpaquePointer, manager: OpaquePointer,
-        seat: OpaquePointer, device: OpaquePointer, delegate: any DesktopClipboardDelegate, loop: WaylandEventLoop
+        seat: OpaquePointer, device: OpaquePointer, delegate: any DesktopClipboardDelegate, loop: WaylandEventLoop,
+        servingIdleTimeoutMilliseconds: Int32
     ) {
+        servingPlaces = OfferServing.Places(idleTimeoutMilliseconds: servingIdleTimeoutMilliseconds)
         self.dataControl = dataControl
         self.display = display
         self.manager = manager

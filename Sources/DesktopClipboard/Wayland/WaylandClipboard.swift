@@ -32,18 +32,25 @@ public final class WaylandClipboard: DesktopClipboard {
         loop.close()
     }
 
+    /// How long an app that asked for data the bridge owns may read none before its copy ends
+    /// (as X11's `INCR` answers do).
+    public static let defaultServingIdleTimeoutMilliseconds: Int32 = OfferServing.idleTimeoutMilliseconds
+
     /// Connects to the compositor named `display` (a WAYLAND_DISPLAY value, a socket name under
     /// XDG_RUNTIME_DIR or an absolute path; nil: the WAYLAND_DISPLAY of the environment) and
     /// binds ext_data_control_manager_v1 when the compositor offers it, else
     /// zwlr_data_control_manager_v1 (version 2 when offered, for the primary selection; version
     /// 1 has no primary selection).
     ///
+    /// - Parameter servingIdleTimeoutMilliseconds: How long an app that asked for our data may
+    ///   read none before its copy ends.
     /// - Throws: ``DesktopClipboardError/unavailable(_:)`` saying what is missing: no
     ///   compositor at that name (or none answering), or no seat;
     ///   ``DesktopClipboardError/unsupported(_:)`` for a compositor without a data-control
     ///   protocol.
     public static func connect(
-        display: String?, delegate: any DesktopClipboardDelegate
+        display: String?, delegate: any DesktopClipboardDelegate,
+        servingIdleTimeoutMilliseconds: Int32 = defaultServingIdleTimeoutMilliseconds
     ) throws(DesktopClipboardError) -> WaylandClipboard {
         let name = display ?? getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? "wayland-0"
         guard let raw = wl_display_connect(display) else {
@@ -75,7 +82,7 @@ public final class WaylandClipboard: DesktopClipboard {
             let loop = try WaylandEventLoop(display: raw)
             let session = SelectionSession(
                 dataControl: dataControl, managerVersion: version, display: raw, manager: manager, seat: seat,
-                device: device, delegate: delegate, loop: loop)
+                device: device, delegate: delegate, loop: loop, servingIdleTimeoutMilliseconds: servingIdleTimeoutMilliseconds)
             loop.start(session)
             return WaylandClipboard(
                 description: "Wayland display \(name) (\(global.interface))", selections: session.selections, loop: loop)
