@@ -50,7 +50,8 @@ extension Entry {
         // ArgumentParser's own options, whose values are no commands.
         guard !arguments.contains(where: { $0.hasPrefix("--generate-completion-script") || $0.hasPrefix("--experimental") }) else { return }
         // The words of the line, without the global options and their values (AttachedValues
-        // has split `-pNAME` already).
+        // has split `-pNAME` already). Any other option before the command (`--help`, a
+        // command's option given too early) is ArgumentParser's to answer.
         var words: [String] = []
         var index = arguments.startIndex
         while index < arguments.endIndex, words.count < 2 {
@@ -60,7 +61,11 @@ extension Entry {
                 continue
             }
             if argument == "--" { break }
-            if !argument.hasPrefix("-") { words.append(argument) }
+            if argument.hasPrefix("-") {
+                guard !words.isEmpty || argument.hasPrefix("--pasteboard=") || argument.hasPrefix("--address=") else { return }
+            } else {
+                words.append(argument)
+            }
             index += 1
         }
         guard let first = words.first else { return }
