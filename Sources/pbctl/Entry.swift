@@ -50,8 +50,8 @@ extension Entry {
         // ArgumentParser's own options, whose values are no commands.
         guard !arguments.contains(where: { $0.hasPrefix("--generate-completion-script") || $0.hasPrefix("--experimental") }) else { return }
         // The words of the line, without the global options and their values (AttachedValues
-        // has split `-pNAME` already). Any other option before the command (`--help`, a
-        // command's option given too early) is ArgumentParser's to answer.
+        // has split `-pNAME` already). Any other option before the command (a command's option
+        // given too early) is ArgumentParser's to name.
         var words: [String] = []
         var index = arguments.startIndex
         while index < arguments.endIndex, words.count < 2 {
@@ -62,7 +62,10 @@ extension Entry {
             }
             if argument == "--" { break }
             if argument.hasPrefix("-") {
-                guard !words.isEmpty || argument.hasPrefix("--pasteboard=") || argument.hasPrefix("--address=") else { return }
+                // Help and the version do not make an unknown command known.
+                let global = ["-h", "--help", "--version"].contains(argument)
+                    || ["--pasteboard=", "-p=", "--address="].contains { argument.hasPrefix($0) }
+                guard !words.isEmpty || global else { return }
             } else {
                 words.append(argument)
             }

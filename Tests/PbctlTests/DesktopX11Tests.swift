@@ -450,8 +450,10 @@ struct DesktopX11Tests {
     @Test("--desktop auto passes over a compositor without data-control: X11 if DISPLAY is set, else off", arguments: [true, false])
     func autoPassesOverACompositorWithoutDataControl(withX11: Bool) async throws {
         let compositor = try BareCompositor()
+        defer { withExtendedLifetime(compositor) {} }
         let x11 = withX11 ? try await VirtualX11() : nil
-        let environment = compositor.environment.merging(x11?.environment ?? [:]) { $1 }
+        // Without X11, no DISPLAY of the machine running the tests either (empty is unset).
+        let environment = compositor.environment.merging(x11?.environment ?? ["DISPLAY": ""]) { $1 }
         let world = try await PbctlHarness(desktop: DesktopDisplay(mode: "auto", environment: environment))
         let server = try #require(world.server)
         if withX11 {
@@ -465,6 +467,19 @@ struct DesktopX11Tests {
         expectSuccess(try await world.pbctl("copy", input: "served all the same"))
         let info = try await world.pbctl("info")
         #expect(!info.out.contains("desktop:"), "\(info.out)")
+    }
+
+    /// Asked for by name, such a compositor is no better: off, with a warning, not retried.
+    @Test("--desktop wayland on a compositor without data-control is off, not retried")
+    func waylandOnACompositorWithoutDataControl() async throws {
+        let compositor = try BareCompositor()
+        defer { withExtendedLifetime(compositor) {} }
+        let world = try await PbctlHarness(desktop: DesktopDisplay(mode: "wayland", environment: compositor.environment))
+        let server = try #require(world.server)
+        #expect(await eventually(timeout: .seconds(20)) { server.log.contains("desktop bridge: off (") }, "\(server.log)")
+        #expect(server.log.contains("warning"), "\(server.log)")
+        #expect(server.log.contains("offers no data-control protocol"), "\(server.log)")
+        #expect(!server.log.contains("trying again"), "\(server.log)")
     }
 
     @Test("A copy over the bus made before the bridge joins the display is not replaced by the older desktop copy")

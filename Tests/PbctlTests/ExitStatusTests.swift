@@ -32,6 +32,9 @@ struct ExitStatusTests {
         expect(try await world.pbctl("-p", "x", "pase"), status: 64, stdout: "", stderr: "pbctl: no command 'pase' (did you mean 'paste'?); 'pbctl --help' lists them\n")
         expect(try await world.pbctl("--address", "unix:path=/nowhere", "lst", "-v"), status: 64, stdout: "", stderr: "pbctl: no command 'lst' (did you mean 'list'?); 'pbctl --help' lists them\n")
         expect(try await world.pbctl("help", "cpy"), status: 64, stdout: "", stderr: "pbctl: no command 'cpy' (did you mean 'copy'?); 'pbctl --help' lists them\n")
+        // Help asked for with an unknown command is no help on it; `-p=NAME` is a global option.
+        expect(try await world.pbctl("--help", "pase"), status: 64, stdout: "", stderr: "pbctl: no command 'pase' (did you mean 'paste'?); 'pbctl --help' lists them\n")
+        expect(try await world.pbctl("-p=x", "pase"), status: 64, stdout: "", stderr: "pbctl: no command 'pase' (did you mean 'paste'?); 'pbctl --help' lists them\n")
         // A command's option given before any command is ArgumentParser's to name.
         let early = try await world.pbctl("-t", "text/plain", "paste")
         #expect(early.status == 64 && !early.err.contains("no command"), "\(early)")

@@ -21,16 +21,22 @@ public final class BareCompositor: Sendable {
         (environment, directory, listener) = (socket.environment, socket.directory, socket.listener)
         let listener = listener
         Thread.detachNewThread {
-            // Ends when the listener is shut down by deinit.
-            while case let client = accept(listener, nil, nil), client >= 0 {
-                Thread.detachNewThread { Self.serve(client) }
+            // Until deinit shuts the listener down; only then is it closed, here, so that its
+            // number is never another socket's while this thread may still accept on it.
+            while true {
+                let client = accept(listener, nil, nil)
+                if client >= 0 {
+                    Thread.detachNewThread { Self.serve(client) }
+                } else if errno != EINTR && errno != ECONNABORTED {
+                    break
+                }
             }
+            close(listener)
         }
     }
 
     deinit {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -34,6 +34,8 @@ enum OfferServing {
         let idleTimeoutMilliseconds: Int32
 
         init(idleTimeoutMilliseconds: Int32 = OfferServing.idleTimeoutMilliseconds) {
+            // 0 would end a copy whose reader is not already waiting; below, never end one.
+            precondition(idleTimeoutMilliseconds > 0, "an idle timeout is a positive number of milliseconds")
             self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         }
 

@@ -43,7 +43,7 @@ public final class WaylandClipboard: DesktopClipboard {
     /// 1 has no primary selection).
     ///
     /// - Parameter servingIdleTimeoutMilliseconds: How long an app that asked for our data may
-    ///   read none before its copy ends.
+    ///   read none before its copy ends; more than 0.
     /// - Throws: ``DesktopClipboardError/unavailable(_:)`` saying what is missing: no
     ///   compositor at that name (or none answering), or no seat;
     ///   ``DesktopClipboardError/unsupported(_:)`` for a compositor without a data-control

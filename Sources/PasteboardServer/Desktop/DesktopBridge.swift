@@ -127,12 +127,15 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
         guard !stoppedAlready else { return }
         let (clipboard, reason, lasting) = mode.choose(environment: environment, delegate: self)
         guard let clipboard else {
-            // `auto` with no display it could ever use is off, as the contract says: neither
-            // variable set, or a compositor without a data-control protocol and no DISPLAY.
-            // Asked for by name, a display is waited for all the same.
-            if mode == .auto, lasting {
+            // No display it could ever use: off, as the contract says of `auto` (neither variable
+            // set, or a compositor without a data-control protocol and no DISPLAY). Trying again
+            // would not help: the environment stays as it is, and a display that answered
+            // without what the bridge needs will not gain it. Asked for by name, that is worth
+            // a warning.
+            if lasting {
                 let nothingSet = environment["WAYLAND_DISPLAY"] ?? "" == "" && environment["DISPLAY"] ?? "" == ""
-                logger.notice("desktop bridge: off (\(nothingSet ? "neither WAYLAND_DISPLAY nor DISPLAY is set" : reason))")
+                let line: Logger.Message = "desktop bridge: off (\(mode == .auto && nothingSet ? "neither WAYLAND_DISPLAY nor DISPLAY is set" : reason))"
+                if mode == .auto { logger.notice(line) } else { logger.warning(line) }
                 return
             }
             if first { logger.warning("desktop bridge: no display yet (\(reason)); serving without it, and trying again") }

@@ -67,8 +67,9 @@ enum CopyMethod: Equatable {
         case end
         /// Nothing to read yet from a non-blocking source: wait, then try again.
         case wouldBlock
-        /// The kernel cannot copy this way between these descriptors: use ``fallback``.
-        /// Nothing was moved.
+        /// Not this way between these descriptors (the kernel cannot; or, for
+        /// ``parallelSplice``, the rest is not worth sharing out, or no helper thread is free):
+        /// use ``fallback``. Nothing was moved.
         case refused
         /// Reading the source failed (an `errno`).
         case readFailed(Int32)

@@ -71,8 +71,8 @@ enum ParallelFileCopy {
     }
 
     /// Copies `count` bytes as ``copy(from:to:count:parts:copyingRange:)`` does, in as many
-    /// ranges as the size is worth and helper threads are free; nil when that is one range,
-    /// which the caller copies its usual way.
+    /// ranges as the size is worth and helper threads are free; nil when that is one range
+    /// (a small file, one processor, or no helper free), which the caller copies its usual way.
     static func copyIfWorthwhile(from source: Int32, to destination: Int32, count: UInt64) -> Outcome? {
         let wanted = parts(for: count)
         guard wanted > 1 else { return nil }
