@@ -196,6 +196,41 @@ struct SharedStoreTests {
     /// A server meeting a database for the first time takes in what it holds without
     /// announcing every change the database recorded (nobody there was waiting for them): of a
     /// name written 100 times, the 64 generations whose contents the database keeps, in order.
+    /// A name made while a running host was not listening is announced there change by change
+    /// too, past the changes the database keeps whole (64), and its `Remove` with `Removed`:
+    /// the host's watchers were there all along, unlike a new server's.
+    @Test("A name made and removed while a host was not listening is announced there change by change, Removed included")
+    func aNameMadeWhileNotListening() async throws {
+        let hosts = try await TwoHosts()
+        let listener = try Connection.connect(address: hosts.b.bus.address)
+        defer { listener.close() }
+        let signals = try await listener.signals(matching: MatchRule(path: "/org/pasteboardd/Pasteboard1", interface: "org.pasteboardd.Pasteboard1", arg0: "born"))
+        let heard = Mutex<[String]>([])
+        let collector = Task {
+            for await signal in signals where signal.member == "Changed" || signal.member == "Removed" {
+                let count = signal.member == "Changed" ? " \(signal.arguments().dropFirst().first?.uint64Value ?? 0)" : ""
+                heard.withLock { $0.append((signal.member ?? "") + count) }
+            }
+        }
+        defer { collector.cancel() }
+        // B has caught up at its start (a change heard after listening began comes after that
+        // catch-up): what follows is a running host's gap, not a new server's past.
+        expectSuccess(try await hosts.a.pbctl("-p", "warm", "copy", input: "warm"))
+        _ = try await hosts.b.waitForCount(of: "warm", above: 0)
+        let b = try #require(hosts.b.server)
+        b.send(SIGSTOP)
+        defer { b.send(SIGCONT) }
+        _ = try await hosts.database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")
+        for index in 1...70 { expectSuccess(try await hosts.a.pbctl("-p", "born", "copy", input: "\(index)")) }
+        expectSuccess(try await hosts.a.pbctl("-p", "born", "remove"))
+        expectSuccess(try await hosts.a.pbctl("-p", "born", "copy", input: "again"))
+        b.send(SIGCONT)
+        let expected = (1...70).map { "Changed \($0)" } + ["Changed 71", "Removed", "Changed 72"]
+        #expect(await eventually(timeout: .seconds(30)) { heard.withLock { $0.count } >= expected.count }, "\(heard.withLock { $0 })")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(heard.withLock { $0 } == expected)
+    }
+
     @Test("A new server on an old database does not announce every change ever recorded")
     func aNewServerDoesNotAnnounceTheWholePast() async throws {
         let hosts = try await TwoHosts()

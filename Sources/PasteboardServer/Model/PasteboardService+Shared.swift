@@ -43,10 +43,12 @@ extension PasteboardService {
             let counts = try shared.run(heardAt: heardAt) { () throws(SharedStoreError) in try await store.counts() }
             if attempt > 0 { logger.notice("store: caught up with \(store.location)") }
             sharedCatchUpPending = false
+            let atStart = !sharedCaughtUpAtStart
             for (raw, count) in counts.sorted(by: { $0.key < $1.key }) {
                 guard let name = try? PasteboardName(validating: raw) else { continue }
-                takeIn(name, upTo: count, heardAt: heardAt, catchingUp: true)
+                takeIn(name, upTo: count, heardAt: heardAt, atStart: atStart)
             }
+            sharedCaughtUpAtStart = true
         } catch {
             if attempt == 0 {
                 // Another catch-up is trying already.
@@ -75,10 +77,12 @@ extension PasteboardService {
     /// each announced with its own count and types: those the database keeps (the last
     /// ``SharedStore/keptChanges`` of a name, none before its last `Remove`), else the latest
     /// alone, and the others between them as the database recorded their announcements.
-    /// `catchingUp`: at start or after the database was away, when a name this server never
-    /// had is taken in without announcing every change it ever had (a new server on an old
-    /// database would otherwise send thousands of `Changed` nobody was there to miss).
-    private func takeIn(_ name: PasteboardName, upTo count: UInt64, heardAt: ContinuousClock.Instant, catchingUp: Bool = false) {
+    /// `atStart`: the catch-up at start, when a name this server never had is taken in
+    /// without announcing every change it ever had (a new server on an old database would
+    /// otherwise send thousands of `Changed` nobody was there to miss). After the database was
+    /// away, a name made meanwhile is announced change by change, as any other: this server's
+    /// watchers were there all along.
+    private func takeIn(_ name: PasteboardName, upTo count: UInt64, heardAt: ContinuousClock.Instant, atStart: Bool = false) {
         guard let shared else { return }
         let local = entry(name).count
         guard count > local else { return }
@@ -88,9 +92,9 @@ extension PasteboardService {
             try await store.changes(of: name.rawValue, after: local)
         }) ?? []
         for missed in kept where missed <= count && missed > entry(name).count {
-            takeIn(name, count: missed, heardAt: heardAt, announcingSkipped: !(catchingUp && local == 0))
+            takeIn(name, count: missed, heardAt: heardAt, announcingSkipped: !(atStart && local == 0))
         }
-        if count > entry(name).count { takeIn(name, count: count, heardAt: heardAt, announcingSkipped: !(catchingUp && local == 0)) }
+        if count > entry(name).count { takeIn(name, count: count, heardAt: heardAt, announcingSkipped: !(atStart && local == 0)) }
     }
 
     /// Loads `name` from the shared store (as of change `count`; nil: its latest) and makes it

@@ -58,6 +58,10 @@ final class PasteboardService: @unchecked Sendable {
     var sharedRetriesPending: Set<PasteboardName> = []
     /// A catch-up with the shared store failed and is tried again (see `catchUpShared`).
     var sharedCatchUpPending = false
+    /// Whether the catch-up at start is done: later ones (the database back after it was
+    /// away) announce every change of a name this server did not have yet, its watchers having
+    /// been there all along.
+    var sharedCaughtUpAtStart = false
     /// How many names are listed (kept, not counted per write: there may be tens of thousands).
     var listedCount = 0
     /// The batch being built, between ``beginBatch()`` and ``commitBatch()``.
