@@ -70,30 +70,24 @@ enum ParallelFileCopy {
         if count > 0 { helpers.subtract(count, ordering: .relaxed) }
     }
 
-    /// Copies `count` bytes as ``copy(from:to:count:parts:copyingRange:)`` does, in as many
-    /// ranges as the size is worth and helper threads are free; nil when that is one range
-    /// (a small file, one processor, or no helper free), which the caller copies its usual way.
-    static func copyIfWorthwhile(from source: Int32, to destination: Int32, count: UInt64) -> Outcome? {
-        let wanted = parts(for: count)
-        guard wanted > 1 else { return nil }
-        let granted = reserveHelpers(wanted - 1)
-        defer { releaseHelpers(granted) }
-        guard granted > 0 else { return nil }
-        return copy(from: source, to: destination, count: count, parts: granted + 1)
-    }
-
     /// One step of ``CopyMethod/parallelSplice``: what is left of `source` past its offset, at
-    /// most `limit` bytes, copied as ``copyIfWorthwhile(from:to:count:)`` does. Refused (for
-    /// `sendfile` to take over) when that is not worth more than one thread, or nothing was
-    /// copied; moved, when some was (the next step copies what is left, the source's writer
-    /// having shrunk or grown it meanwhile).
+    /// most `limit` bytes, copied as ``copy(from:to:count:parts:copyingRange:)`` does, in as
+    /// many ranges as the size is worth and helper threads are free. Refused (for `sendfile` to
+    /// take over) when that is one range (a small file, one processor, or no helper free), or
+    /// nothing was copied; moved, when some was (the next step copies what is left, the
+    /// source's writer having shrunk or grown it meanwhile).
     static func step(from source: Int32, to destination: Int32, atMost limit: Int) -> CopyMethod.Step {
         var status = stat()
         let offset = lseek(source, 0, SEEK_CUR)
         guard offset >= 0, fstat(source, &status) == 0, status.st_size > offset, limit > 0 else { return .refused }
         let count = min(UInt64(status.st_size - offset), UInt64(limit))
-        switch copyIfWorthwhile(from: source, to: destination, count: count) {
-        case nil, .copied(0): return .refused
+        let wanted = parts(for: count)
+        guard wanted > 1 else { return .refused }
+        let granted = reserveHelpers(wanted - 1)
+        defer { releaseHelpers(granted) }
+        guard granted > 0 else { return .refused }
+        switch copy(from: source, to: destination, count: count, parts: granted + 1) {
+        case .copied(0): return .refused
         case .copied(let copied): return .moved(Int(copied))
         case .readFailed(let code): return .readFailed(code)
         case .writeFailed(let code): return .writeFailed(code)
