@@ -133,8 +133,7 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             // without what the bridge needs will not gain it. Asked for by name, that is worth
             // a warning.
             if lasting {
-                let nothingSet = environment["WAYLAND_DISPLAY"] ?? "" == "" && environment["DISPLAY"] ?? "" == ""
-                let line: Logger.Message = "desktop bridge: off (\(mode == .auto && nothingSet ? "neither WAYLAND_DISPLAY nor DISPLAY is set" : reason))"
+                let line: Logger.Message = "desktop bridge: off (\(reason))"
                 if mode == .auto { logger.notice(line) } else { logger.warning(line) }
                 return
             }

@@ -22,32 +22,36 @@ extension DesktopMode {
         let x11 = environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
         var reasons: [String] = []
         var lasting = true
-        if self == .auto || self == .wayland {
-            if let wayland {
-                do {
-                    let clipboard = try WaylandClipboard.connect(display: wayland, delegate: delegate)
-                    return (clipboard, self == .auto ? "WAYLAND_DISPLAY is set and the compositor has a data-control protocol" : "--desktop wayland", false)
-                } catch {
-                    reasons.append("Wayland: \(error.description)")
-                    if case .unsupported = error {} else { lasting = false }
-                }
-            } else {
-                reasons.append("Wayland: WAYLAND_DISPLAY is not set")
+        /// One system's clipboard, or nil with why not added to `reasons`.
+        func attempt(
+            _ system: String, _ variable: String, _ display: String?,
+            _ connect: (String) throws(DesktopClipboardError) -> any DesktopClipboard
+        ) -> (any DesktopClipboard)? {
+            guard let display else {
+                reasons.append("\(system): \(variable) is not set")
+                return nil
+            }
+            do throws(DesktopClipboardError) {
+                return try connect(display)
+            } catch {
+                reasons.append("\(system): \(error.description)")
+                if case .unsupported = error {} else { lasting = false }
+                return nil
             }
         }
-        if self == .auto || self == .x11 {
-            if let x11 {
-                do {
-                    let clipboard = try X11Clipboard.connect(display: x11, delegate: delegate)
-                    return (clipboard, self == .auto ? "DISPLAY is set\(wayland == nil ? "" : " (\(reasons.joined()))")" : "--desktop x11", false)
-                } catch {
-                    reasons.append("X11: \(error.description)")
-                    if case .unsupported = error {} else { lasting = false }
-                }
-            } else {
-                reasons.append("X11: DISPLAY is not set")
-            }
+        if self == .auto || self == .wayland,
+           let clipboard = attempt("Wayland", "WAYLAND_DISPLAY", wayland, { display throws(DesktopClipboardError) in
+               try WaylandClipboard.connect(display: display, delegate: delegate)
+           }) {
+            return (clipboard, self == .auto ? "WAYLAND_DISPLAY is set and the compositor has a data-control protocol" : "--desktop wayland", false)
         }
-        return (nil, reasons.joined(separator: "; "), lasting)
+        if self == .auto || self == .x11,
+           let clipboard = attempt("X11", "DISPLAY", x11, { display throws(DesktopClipboardError) in
+               try X11Clipboard.connect(display: display, delegate: delegate)
+           }) {
+            return (clipboard, self == .auto ? "DISPLAY is set\(wayland == nil ? "" : " (\(reasons.joined()))")" : "--desktop x11", false)
+        }
+        let nothingSet = self == .auto && wayland == nil && x11 == nil
+        return (nil, nothingSet ? "neither WAYLAND_DISPLAY nor DISPLAY is set" : reasons.joined(separator: "; "), lasting)
     }
 }
