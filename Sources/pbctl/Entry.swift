@@ -56,15 +56,17 @@ extension Entry {
         var index = arguments.startIndex
         while index < arguments.endIndex, words.count < 2 {
             let argument = arguments[index]
-            if ["-p", "--pasteboard", "--address"].contains(argument) {
+            if QuickLine.globalOption(argument) != nil {
                 index += 2
                 continue
             }
             if argument == "--" { break }
             if argument.hasPrefix("-") {
-                // Help and the version do not make an unknown command known.
+                // Help and the version do not make an unknown command known; nor does a global
+                // option with its value attached (`--address=BUS`, `-p=NAME`).
+                let name = argument.prefix { $0 != "=" }
                 let global = ["-h", "--help", "--version"].contains(argument)
-                    || ["--pasteboard=", "-p=", "--address="].contains { argument.hasPrefix($0) }
+                    || name.count < argument.count && QuickLine.globalOption(String(name)) != nil
                 guard !words.isEmpty || global else { return }
             } else {
                 words.append(argument)

@@ -34,7 +34,7 @@ struct HistoryJob: Job {
         try await Session.run(target) { server in
             for entry in try await server.history(target.pasteboard, limit: limit) {
                 if json {
-                    Output.line("{\"name\":\(Output.json(target.pasteboard)),\"count\":\(entry.count),\"time\":\(entry.time),\"types\":\(Output.json(entry.types))}")
+                    Output.line(Output.changeJSON(name: target.pasteboard, count: entry.count, time: entry.time, types: entry.types))
                 } else {
                     Output.line("\(entry.count)\t\(InternetTime.string(milliseconds: entry.time))\t\(entry.types.joined(separator: " "))")
                 }

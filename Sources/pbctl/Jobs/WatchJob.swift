@@ -169,7 +169,7 @@ struct WatchJob: Job {
     /// The change's line: `NAME COUNT TYPE...`, or with `--json` a JSON object.
     private func printLine(_ change: Server.Change) {
         if json {
-            Output.line("{\"name\":\(Output.json(change.name)),\"count\":\(change.count),\"types\":\(Output.json(change.types))}")
+            Output.line(Output.changeJSON(name: change.name, count: change.count, types: change.types))
         } else {
             Output.line(([change.name, String(change.count)] + change.types).joined(separator: " "))
         }

@@ -65,7 +65,7 @@ struct QuickLine: Sendable {
     }
 
     /// The name of the global option `argument` spells, if it is one.
-    private static func globalOption(_ argument: String) -> String? {
+    static func globalOption(_ argument: String) -> String? {
         switch argument {
         case "-p", "--pasteboard": "pasteboard"
         case "--address": "address"

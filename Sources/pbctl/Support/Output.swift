@@ -80,4 +80,11 @@ enum Output {
     static func json(_ strings: [String]) -> String {
         "[" + strings.map(json).joined(separator: ",") + "]"
     }
+
+    /// A change as `watch --json` prints it, `{"name", "count", "types"}`, and as
+    /// `history --json` does, with the `time` of its write (unix milliseconds) too.
+    static func changeJSON(name: String, count: UInt64, time: Int64? = nil, types: [String]) -> String {
+        let written = time.map { ",\"time\":\($0)" } ?? ""
+        return "{\"name\":\(json(name)),\"count\":\(count)\(written),\"types\":\(json(types))}"
+    }
 }
