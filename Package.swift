@@ -157,6 +157,7 @@ let package = Package(
         .executableTarget(
             name: "pasteboard-bench",
             dependencies: [
+                "CDBus",
                 "DBus",
                 "ProcessSpawning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

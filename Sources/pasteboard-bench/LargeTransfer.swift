@@ -30,37 +30,68 @@ extension Measurements {
         let label = size >= 1 << 30 ? "\(size >> 30) GiB" : "\(size >> 20) MiB"
         let mebibytes = Double(size) / Double(Self.mebibyte)
         var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
+        var fill = Sample(), call = Sample(), read = Sample(), floorMilliseconds = Sample(), plain = Sample()
         // One warm-up round each, not counted: the first copies of a run fault in fresh memory.
         for index in 0..<(times + 1) {
             let floorTime = try Self.socketpairCopy(slice, size: size)
-            var memory = (holding: 0, serving: 0)
+            let plainTime = source == .pipe ? try PlainCopy.copy(chunk, size: size, in: fixture.directory + "/state") : 0
+            var round = RoundTrip()
             let transfer = try await timed {
-                memory = try await fdRoundTrip(client, chunk, size: size, through: source)
+                round = try await fdRoundTrip(client, chunk, size: size, through: source)
             }
             guard index > 0 else { continue }
             floor.add(mebibytes / (floorTime / 1_000_000))
             server.add(mebibytes / (transfer.micros / 1_000_000))
-            holding.add(Double(memory.holding) / Double(Self.mebibyte))
-            serving.add(Double(memory.serving) / Double(Self.mebibyte))
+            holding.add(Double(round.holding) / Double(Self.mebibyte))
+            serving.add(Double(round.serving) / Double(Self.mebibyte))
+            fill.add(round.fill / 1_000)
+            call.add(round.call / 1_000)
+            read.add(round.read / 1_000)
+            floorMilliseconds.add(floorTime / 1_000)
+            if plainTime > 0 { plain.add(mebibytes / (plainTime / 1_000_000)) }
         }
         _ = try await Self.server(client, "ClearContents", [.string("bench-large")])
         let throughput = Figure(
             "\(label) WriteItemsFd (\(source.rawValue)) + ReadFd", unit: "MiB/s", median: server.median, p99: server.percentile(0.01),
             count: server.count, floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .ratioAtLeast(0.30))
-        guard source == .memfd else { return [throughput] }
-        return [
-            throughput,
+        // Where the time goes, each step against the socketpair's whole copy: a step that
+        // alone takes more than 1 / 0.30 of it leaves the goal out of reach of the others.
+        func step(_ name: String, _ sample: Sample) -> Figure {
+            Figure("  \(name)", unit: "ms", sample, floor: floorMilliseconds, floorName: "socketpair copy", goal: .informational)
+        }
+        // For a pipe, what the same copies reach without D-Bus or a server (see PlainCopy).
+        let bound = plain.count == 0 ? [] : [Figure(
+            "  the same copies, no server", unit: "MiB/s", median: plain.median, p99: plain.percentile(0.01), count: plain.count,
+            floor: (floor.median, floor.percentile(0.01)), floorName: "socketpair", goal: .informational)]
+        let steps = bound + (source == .memfd ? [step("the client filling its memfd", fill)] : [])
+            + [step(source == .memfd ? "WriteItemsFd" : "WriteItemsFd, the pipe written meanwhile", call), step("ReadFd and reading to the end", read)]
+        guard source == .memfd else { return [throughput] + steps }
+        return [throughput] + steps + [
             Figure("server RSS holding \(label)", unit: "MiB", holding, floor: nil, floorName: nil, goal: .below(64)),
             Figure("server RSS serving \(label)", unit: "MiB", serving, floor: nil, floorName: nil, goal: .below(64)),
         ]
     }
 
+    /// One round of ``fdRoundTrip(_:_:size:through:)``: the server's resident bytes after the
+    /// write and halfway through the read, and how long each step took (µs).
+    struct RoundTrip {
+        var holding = 0
+        var serving = 0
+        /// Filling the memfd (0 for a pipe, written while the call runs).
+        var fill = 0.0
+        /// The `WriteItemsFd` call, from sending it to its reply (for a pipe, to the writer's end).
+        var call = 0.0
+        /// `ReadFd`, and reading its descriptor to the end.
+        var read = 0.0
+    }
+
     /// Writes `size` bytes (repeating `chunk`) through a memfd or a pipe, reads them back
-    /// through `ReadFd`, and returns the server's resident bytes after the write and halfway
-    /// through the read.
-    private func fdRoundTrip(_ client: Connection, _ chunk: [UInt8], size: Int, through source: LargeSource) async throws -> (holding: Int, serving: Int) {
+    /// through `ReadFd`, and says how long each step took and what the server held.
+    private func fdRoundTrip(_ client: Connection, _ chunk: [UInt8], size: Int, through source: LargeSource) async throws -> RoundTrip {
         let name = "bench-large"
         var writing: DispatchSemaphore? = nil
+        var round = RoundTrip()
+        let start = monotonicNanoseconds()
         // The call holds its own copy of the descriptor: the client's is closed once the call is
         // built, as a client that hands its data over would. The last copy then goes with a
         // message, which both sides let go of off the threads that wait (see `Message`): freeing
@@ -82,17 +113,23 @@ extension Measurements {
             let item = DBusValue.dictionary(key: "s", value: "h", [(.string(Self.type), .unixFD(descriptor))])
             return try Self.serverCall("WriteItemsFd", [.string(name), .array(element: "a{sh}", [item]), Self.noOptions])
         }()
+        let called = monotonicNanoseconds()
+        if source == .memfd { round.fill = Double(called - start) / 1_000 }
         _ = try await client.call(call)
         writing?.wait()
-        let holding = try fixture.serverResidentBytes()
+        let written = monotonicNanoseconds()
+        round.call = Double(written - called) / 1_000
+        // Untimed: the step after starts its clock anew.
+        round.holding = try fixture.serverResidentBytes()
+        let reading = monotonicNanoseconds()
         let reply = try await Self.server(client, "ReadFd", [.string(name), .uint32(0), .string(Self.type), .uint64(0)])
         guard let readable = reply.dropFirst().first?.fileDescriptorValue else { throw BenchError("ReadFd returned no descriptor") }
-        var serving = 0
         let total = try Self.readToEnd(readable.rawValue) { sofar in
-            if serving == 0, sofar >= size / 2 { serving = (try? fixture.serverResidentBytes()) ?? 0 }
+            if round.serving == 0, sofar >= size / 2 { round.serving = (try? fixture.serverResidentBytes()) ?? 0 }
         }
+        round.read = Double(monotonicNanoseconds() - reading) / 1_000
         guard total == size else { throw BenchError("ReadFd gave \(total) bytes, not \(size)") }
-        return (holding, serving)
+        return round
     }
 
     /// Writes `size` bytes (repeating `chunk`) to `fd` on a thread of its own, then closes `fd`;
@@ -135,7 +172,7 @@ extension Measurements {
     }
 
     /// Writes `size` bytes to `fd`, `chunk` after `chunk`.
-    private static func writeRepeating(_ chunk: [UInt8], size: Int, to fd: Int32) throws {
+    static func writeRepeating(_ chunk: [UInt8], size: Int, to fd: Int32) throws {
         var written = 0
         while written < size {
             let count = min(chunk.count, size - written)

@@ -1,0 +1,67 @@
+import CDBus
+import DBus
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The copies a transfer through a pipe makes, made directly by this process with no D-Bus
+/// and no server: what the machine allows for the same work.
+///
+/// The socketpair ceiling moves the bytes once, through buffers the kernel reuses. A pipe's
+/// transfer through `WriteItemsFd` and `ReadFd` moves them three times, once into fresh
+/// memory: the client writes the pipe, the bytes are read out of it into a new file of the
+/// state directory, and they are read back from that file. Made here the plainest way, in the
+/// same run, they tell what the server costs from what the copies cost on this machine.
+///
+/// (A memfd's copy has no such plain way: `sendfile` from a memfd into a file, one thread,
+/// is several times slower than the server's copy, which shares the file out among threads.
+/// The memfd's figure is timed in steps instead.)
+enum PlainCopy {
+    /// Microseconds to write `size` bytes through a pipe from a thread of its own (its buffer
+    /// widened as the server widens it), read them out in 1 MiB reads into an unnamed file in
+    /// `directory`, and read that file back in 1 MiB reads.
+    static func copy(_ chunk: [UInt8], size: Int, in directory: String) throws -> Double {
+        let start = monotonicNanoseconds()
+        let file = open(directory, cdbus_O_TMPFILE | O_RDWR | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw BenchError("open \(directory) (O_TMPFILE): \(String(cString: strerror(errno)))") }
+        defer { close(file) }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(readEnd) }
+        _ = cdbus_fcntl_int(readEnd, cdbus_F_SETPIPE_SZ, 256 << 10)
+        let writing = DispatchSemaphore(value: 0)
+        Thread {
+            try? Measurements.writeRepeating(chunk, size: size, to: writeEnd)
+            close(writeEnd)
+            writing.signal()
+        }.start()
+        while true {
+            let count = read(readEnd, buffer, 1 << 20)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw BenchError("read: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            let failure = UnixFileDescriptor.writeAll(file, UnsafeRawBufferPointer(start: buffer, count: count))
+            guard failure == 0 else { throw BenchError("write: \(String(cString: strerror(failure)))") }
+        }
+        writing.wait()
+
+        lseek(file, 0, SEEK_SET)
+        var total = 0
+        while true {
+            let count = read(file, buffer, 1 << 20)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw BenchError("read: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            total += count
+        }
+        guard total == size else { throw BenchError("the plain copy read back \(total) bytes, not \(size)") }
+        return Double(monotonicNanoseconds() - start) / 1_000
+    }
+}
