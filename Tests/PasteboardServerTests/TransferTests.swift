@@ -40,6 +40,51 @@ struct TransferTests {
         #expect(try await h.write(text: "after") == 2)
     }
 
+    /// A transfer whose caller left the bus is abandoned, however its descriptor goes on.
+    ///
+    /// Here a writer that never ends and is never idle for the idle timeout (a byte every
+    /// 100 ms, as a timer's descriptor gives 8 bytes at every tick with no process behind it),
+    /// handed over by a client that then leaves. The server went on reading it until
+    /// `max-item-bytes`, holding one of `max-transfers` slots and the descriptor: four such
+    /// clients gone kept every `WriteItemsFd` refused until a restart. Now both are let go of
+    /// about a second after the caller left, and nothing is stored.
+    @Test func aTransferWhoseCallerLeftIsAbandoned() async throws {
+        // One transfer per process at a time (a quarter of four): this test's process.
+        let h = try await Harness(limits: ["max-transfers=4"])
+        try await h.write(text: "before")
+        let before = try await h.snapshot()
+        let (readEnd, writeEnd) = try Descriptors.pipe()
+        try Descriptors.writeAll(writeEnd, [UInt8(ascii: "t")])
+        let leaving = try h.connect()
+        // Built and let go of here: the test must not hold a copy of the read end.
+        leaving.send([try Message.methodCall(
+            destination: Harness.busName, path: Harness.path, interface: Harness.interface, method: "WriteItemsFd",
+            arguments: [.string("general"), Harness.descriptorItems([[("application/x-ticks", readEnd)]]), Harness.options([])])])
+        _ = consume readEnd
+        // Admitted once the server reads: the byte written is taken.
+        #expect(await eventually { Descriptors.unread(writeEnd) == 0 }, "the transfer was never admitted")
+        // From now on a byte every 100 ms, until the pipe breaks.
+        let broken = Flag()
+        Thread {
+            let byte = [UInt8(ascii: "t")]
+            while byte.withUnsafeBytes({ write(writeEnd.rawValue, $0.baseAddress!, 1) }) == 1 {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            broken.set()
+        }.start()
+        // While it runs, this process's one slot is taken.
+        let other = try h.connect()
+        await h.expectFailure("QuotaExceeded", "WriteItemsFd", [.string("probe"), Harness.descriptorItems([[("text/plain", try Descriptors.pipe(holding: [1]))]]), Harness.options([])], on: other)
+
+        leaving.close()
+        await leaving.waitUntilDisconnected()
+        // The server closes its end: the endless writer meets a broken pipe.
+        #expect(await eventually { broken.isSet }, "the transfer of a caller that left went on")
+        // Its slot is free again.
+        #expect(try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: "after".bytes))]], to: "after", on: other) == 1)
+        #expect(try await h.snapshot() == before)
+    }
+
     @Test func aStalledWriterTimesOutWhileOthersAreServed() async throws {
         // 3 s: a loaded machine has been seen to leave the writer's thread unscheduled for
         // longer than 500 ms, which ended the transfer before the calls below.

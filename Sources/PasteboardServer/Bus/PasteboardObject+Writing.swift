@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import PasteboardModel
 
 /// Writing: items passed inline, and items read from descriptors on a transfer thread.
@@ -45,7 +46,8 @@ extension PasteboardObject {
     private func transfer(_ call: MethodCall, _ request: DescriptorRequest, for client: TransferClient) {
         if let refusal = admitTransfer(for: client) { return fail(call, refusal) }
         Thread.detachNewThread { [self] in
-            let read = Result { () throws(PasteboardError) in try self.read(request) }
+            let watch = CallerWatch { [self] in hasLeftNow(call.sender) }
+            let read = Result { () throws(PasteboardError) in try self.read(request, watch: watch) }
             // The slot is free before anything is answered: a client that starts its next
             // transfer on this one's answer must not find it still taken.
             releaseTransfer(of: client)
@@ -66,8 +68,8 @@ extension PasteboardObject {
 
     /// Reads every descriptor of `request` (on a transfer thread), and with a shared store
     /// uploads what is large.
-    private func read(_ request: DescriptorRequest) throws(PasteboardError) -> DescriptorWrite {
-        let read = try descriptorItems(request.items, payloads: service.payloads.volatile(request.options.isVolatile))
+    private func read(_ request: DescriptorRequest, watch: CallerWatch) throws(PasteboardError) -> DescriptorWrite {
+        let read = try descriptorItems(request.items, payloads: service.payloads.volatile(request.options.isVolatile), watch: watch)
         // Large data goes to a shared store from here, not from the service queue.
         if let shared = service.shared, !request.options.isVolatile, !request.options.ownerOnly {
             do { try shared.upload(read.items) } catch { throw service.saveFailed(error, names: [request.name]) }
@@ -120,6 +122,20 @@ extension PasteboardObject {
         }
     }
 
+    /// ``hasLeft(_:)`` for a transfer's thread, which may wait for the bus's answer: it is
+    /// never the bus's thread nor one of the tasks' pool.
+    private func hasLeftNow(_ sender: String) -> Bool {
+        let answer = Mutex(false)
+        let answered = DispatchSemaphore(value: 0)
+        Task {
+            let left = await hasLeft(sender)
+            answer.withLock { $0 = left }
+            answered.signal()
+        }
+        answered.wait()
+        return answer.withLock { $0 }
+    }
+
     /// What a `WriteItemsFd` read, waiting to be committed.
     struct DescriptorWrite: Sendable {
         let name: PasteboardName
@@ -153,10 +169,10 @@ extension PasteboardObject {
 
     /// The items of `WriteItemsFd`, each descriptor read to its end, and whether every one was
     /// a file. The same open file given for several types is read once and offered under each.
-    func descriptorItems(_ requested: [[(type: PasteboardType, fd: UnixFileDescriptor)]], payloads: PayloadWriter) throws(PasteboardError) -> (items: [Item], endsAreFinal: Bool) {
+    func descriptorItems(_ requested: [[(type: PasteboardType, fd: UnixFileDescriptor)]], payloads: PayloadWriter, watch: CallerWatch) throws(PasteboardError) -> (items: [Item], endsAreFinal: Bool) {
         let reader = DescriptorReader(
             payloads: payloads, maxBytes: service.limits.maxItemBytes,
-            idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds))
+            idleTimeoutMilliseconds: Int32(clamping: service.limits.transferIdleTimeoutMilliseconds), watch: watch)
         var alreadyRead: [FileIdentity: Payload] = [:]
         var items: [Item] = []
         var endsAreFinal = true

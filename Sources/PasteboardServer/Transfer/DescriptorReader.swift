@@ -15,14 +15,17 @@ import Glibc
 ///
 /// The limits hold on every path: no more than `maxBytes` + 1 bytes are ever taken from the
 /// client (the extra byte proves the data too large), a file known to be larger is refused
-/// before anything is copied, and a writer that goes silent for `idleTimeoutMilliseconds` is
-/// given up on.
+/// before anything is copied, a writer that goes silent for `idleTimeoutMilliseconds` is
+/// given up on, and so is a transfer whose caller left the bus (``watch``).
 struct DescriptorReader {
     let payloads: PayloadWriter
     let maxBytes: UInt64
     let idleTimeoutMilliseconds: Int32
     /// The limit `idleTimeoutMilliseconds` comes from, as errors name it.
     var idleLimitName = "transfer-idle-timeout-ms"
+    /// Asked between steps and while waiting for data whether the caller is still there to be
+    /// answered; nil where no bus client waits (the desktop bridge's own reads).
+    var watch: CallerWatch? = nil
 
     /// Reads `source` to its end; `label` names it in errors.
     func read(_ source: TransferSource, label: String) throws(PasteboardError) -> Payload {
@@ -79,6 +82,7 @@ struct DescriptorReader {
             filled += count
             total += UInt64(count)
             guard total <= maxBytes else { throw tooLarge(label) }
+            try watch?.check()
         }
         return (bytes, false)
     }
@@ -95,6 +99,7 @@ struct DescriptorReader {
             case .moved(let moved):
                 total += UInt64(moved)
                 guard total <= maxBytes else { throw tooLarge(label) }
+                try watch?.check()
                 mustWait = source.mayStall
             case .end:
                 return
@@ -118,13 +123,20 @@ struct DescriptorReader {
         return left >= UInt64(Int.max) ? Int.max : Int(left) + 1
     }
 
+    /// Waits for data, at most the idle timeout; in slices when the caller is watched, asking
+    /// between them whether it is still there.
     private func waitReadable(_ fd: Int32, label: String) throws(PasteboardError) {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var waited: Int32 = 0
         while true {
-            let ready = poll(&entry, 1, idleTimeoutMilliseconds)
+            let slice = watch?.wait(atMost: idleTimeoutMilliseconds - waited) ?? idleTimeoutMilliseconds
+            let ready = poll(&entry, 1, slice)
             if ready > 0 { return }
             if ready < 0, errno == EINTR { continue }
             if ready == 0 {
+                waited += slice
+                try watch?.check()
+                guard waited >= idleTimeoutMilliseconds else { continue }
                 throw .invalidArgument("no data arrived for \(label) in \(idleTimeoutMilliseconds) ms (\(idleLimitName)); write all data and close the descriptor")
             }
             throw .invalidArgument("the descriptor for \(label) cannot be polled (\(String(cString: strerror(errno))))")

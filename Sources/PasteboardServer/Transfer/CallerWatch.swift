@@ -1,0 +1,48 @@
+import PasteboardModel
+import Synchronization
+
+/// Whether the client that started a descriptor transfer is still on the bus, asked now and
+/// then while the transfer runs, on its thread.
+///
+/// A transfer holds one of `max-transfers` slots and the client's descriptors until its data
+/// ends. The idle timeout ends one whose writer falls silent, but not one whose descriptor
+/// keeps producing a few bytes (a timer's descriptor does, every second, with no process
+/// behind it): its slot would be held until `max-item-bytes`, and four such clients that left
+/// at once would keep every `WriteItemsFd` refused until a restart. Whatever such a transfer
+/// read would be dropped anyway, as a write whose caller left is never committed; so once the
+/// caller is gone, the transfer stops, and its slot and descriptors are let go of.
+///
+/// The bus is asked at most once per ``interval`` of the transfer's time, so a transfer that
+/// ends within it never asks at all. (Used by one thread at a time; the lock makes it safe to
+/// hand to another.)
+final class CallerWatch: Sendable {
+    /// How often the bus is asked at most: the longest a departed caller's transfer lives on.
+    static let interval: Duration = .seconds(1)
+
+    private let hasLeft: @Sendable () -> Bool
+    private let nextQuestion: Mutex<ContinuousClock.Instant>
+
+    /// - Parameter hasLeft: Asks the bus whether the caller left (blocking the transfer's
+    ///   thread, never the bus's); true only when the bus said so.
+    init(hasLeft: @escaping @Sendable () -> Bool) {
+        self.hasLeft = hasLeft
+        nextQuestion = Mutex(.now + Self.interval)
+    }
+
+    /// Throws once the caller has left the bus; asks it at most once per ``interval``.
+    func check() throws(PasteboardError) {
+        guard ContinuousClock.now >= nextQuestion.withLock({ $0 }) else { return }
+        guard !hasLeft() else {
+            throw .invalidArgument("the caller left the bus: the transfer is abandoned, and nothing is stored")
+        }
+        nextQuestion.withLock { $0 = .now + Self.interval }
+    }
+
+    /// How long to wait for data at most before asking again: `limit` (milliseconds) or the
+    /// time to the next question, whichever is shorter.
+    func wait(atMost limit: Int32) -> Int32 {
+        let left = nextQuestion.withLock { $0 } - ContinuousClock.now
+        let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+        return Int32(min(Int64(limit), milliseconds))
+    }
+}
