@@ -17,11 +17,13 @@ enum ObjectDispatcher {
         // rather than by libdbus, so that its answers leave in order with the others (the
         // connection routes them to us: see `EventLoop`).
         if call.hasInterface(peer) {
-            switch member {
-            case "Ping": return call.reply()
-            case "GetMachineId": return answerMachineID(call)
-            default: return call.fail(.unknownMethod("no method '\(member)' in \(peer)"))
+            guard member == "Ping" || member == "GetMachineId" else {
+                return call.fail(.unknownMethod("no method '\(member)' in \(peer)"))
             }
+            // Both take no arguments, as GDBus and sd-bus hold them to (libdbus answers
+            // whatever a `Ping` carries).
+            guard call.signature.isEmpty else { return call.fail(.invalidArgs("\(member) takes no arguments, not '\(call.signature)'")) }
+            return member == "Ping" ? call.reply() : answerMachineID(call)
         }
 
         guard let object = object(at: message, in: objects) else {

@@ -288,6 +288,10 @@ struct MethodTests {
         #expect(try await h.call("Ping", interface: "org.freedesktop.DBus.Peer") == [])
         let id = try #require(try await h.call("GetMachineId", interface: "org.freedesktop.DBus.Peer").first?.stringValue)
         #expect(id.count == 32)
+        // Neither takes arguments.
+        await h.expectFailure("org.freedesktop.DBus.Error.InvalidArgs", "Ping", [.string("x")], interface: "org.freedesktop.DBus.Peer")
+        await h.expectFailure("org.freedesktop.DBus.Error.InvalidArgs", "GetMachineId", [.uint32(1)], interface: "org.freedesktop.DBus.Peer")
+        await h.expectFailure("org.freedesktop.DBus.Error.UnknownMethod", "Pong", interface: "org.freedesktop.DBus.Peer")
     }
 
     /// The D-Bus specification lets a call leave its interface out; GDBus and zbus do for
