@@ -176,7 +176,13 @@ public final class PasteboardServer: Sendable {
 
     /// Finishes the changes in progress, closes the connection, and folds the write-ahead log
     /// into the database so that the next start has little to read.
+    ///
+    /// Every change made is answered before the connection closes: calls that arrive once the
+    /// stop has begun, and transfers that end after it, change nothing (their callers hear
+    /// from the bus that the server left without replying), while what the queue holds by then
+    /// is made and answered first.
     public func stop() async {
+        service.beginStopping()
         desktop?.stop()
         await withCheckedContinuation { done in
             service.perform { done.resume() }

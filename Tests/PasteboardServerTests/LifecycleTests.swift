@@ -71,6 +71,53 @@ struct LifecycleTests {
         #expect(!h.server.log.contains("error"), "\(h.server.log)")
     }
 
+    /// A stop answers every change it makes: writers calling without a pause while SIGTERM
+    /// comes find, after a restart, each of their names holding the last write that was
+    /// answered, never one whose caller heard only that the server left without a reply.
+    /// A stop used to go on taking calls (and ending transfers) while it waited for the
+    /// queue, and some were made after their answers could no longer leave.
+    @Test(.timeLimit(.minutes(3)))
+    func aStopMakesNoChangeItDoesNotAnswer() async throws {
+        let h = try await Harness()
+        for round in 0..<4 {
+            // Half write inline, half through a pipe (a transfer that may end during the stop).
+            let answered = try await withThrowingTaskGroup(of: (String, UInt64, [UInt8])?.self) { group in
+                for writer in 0..<6 {
+                    let connection = try h.connect()
+                    group.addTask {
+                        defer { connection.close() }
+                        let name = "stop-\(writer)"
+                        var last: (UInt64, [UInt8])? = nil
+                        for index in 0... {
+                            let bytes = Array("round \(round) write \(index)".utf8)
+                            do {
+                                let count = writer % 2 == 0
+                                    ? try await h.write([[("text/plain", bytes)]], to: name, on: connection)
+                                    : try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: bytes))]], to: name, on: connection)
+                                last = (count, bytes)
+                            } catch {
+                                break
+                            }
+                        }
+                        return last.map { (name, $0.0, $0.1) }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(150 + 50 * round))
+                #expect(await h.server.terminate() == 0)
+                var answered: [(String, UInt64, [UInt8])] = []
+                for try await last in group { if let last { answered.append(last) } }
+                return answered
+            }
+            #expect(answered.count == 6, "every writer had a write answered before the stop")
+            try await h.server.restart()
+            for (name, count, bytes) in answered {
+                let stored = try await h.readData("text/plain", in: name)
+                #expect(stored.count == count && stored.data == bytes,
+                        "round \(round), \(name): \(stored.count) \(String(decoding: stored.data, as: UTF8.self)) stored, \(count) \(String(decoding: bytes, as: UTF8.self)) last answered")
+            }
+        }
+    }
+
     @Test func sigtermAsSoonAsReadyStopsCleanly() async throws {
         // Ready means owning the name: from then on SIGTERM is a clean stop.
         let bus = try await TestBus()

@@ -149,8 +149,9 @@ extension PasteboardObject {
     /// replaces are let go of off the queue: see ``PasteboardService/retirement``.)
     private func commit(_ write: DescriptorWrite, for call: MethodCall, writerLeft: Bool, pid: UInt32?) {
         service.perform { [self] in
-            // Nobody is left to answer, and the data may be cut short: store nothing.
-            guard !writerLeft else { return }
+            // Nobody is left to answer, and the data may be cut short: store nothing. Nor once
+            // the server is stopping: the reply could not leave before the connection closes.
+            guard !writerLeft, !service.isStopping else { return }
             // With a shared store, a change another server made first is read, and this one made
             // on top of it (a few times at most).
             for attempt in 1...SharedRetry.attempts {

@@ -87,6 +87,10 @@ final class PasteboardObject: DBusObject {
     // MARK: Dispatch
 
     func handle(_ call: MethodCall) {
+        // Once a stop has begun, a call is left alone: its caller hears from the bus that the
+        // server left without a reply, which is then true of the call (see
+        // ``PasteboardService/beginStopping()``).
+        guard !service.isStopping else { return }
         if call.namesInterface, !call.hasInterface(Self.interface) {
             return call.fail(.unknownInterface("this object has no interface '\(call.interface ?? "")'"))
         }

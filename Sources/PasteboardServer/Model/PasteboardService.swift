@@ -48,6 +48,8 @@ final class PasteboardService: @unchecked Sendable {
     /// Held while provided data is checked against the limits and admitted
     /// (``admitProvided(_:size:)``), so that two promises' data cannot both pass unseen.
     let admission = Mutex<Void>(())
+    /// Set once the server has begun to stop (``beginStopping()``).
+    private let stopping = Atomic<Bool>(false)
     /// Told of changes nobody called for (expiry), to announce them. Set before ``startExpiryTimers()``.
     var onChange: (@Sendable (Change) -> Void)?
     /// The pending expiry of each pasteboard that has one.
@@ -159,6 +161,17 @@ final class PasteboardService: @unchecked Sendable {
             visit(entry.items)
             for generation in entry.history { visit(generation.items) }
         }
+    }
+
+    /// Whether the server has begun to stop: calls are then neither applied nor answered.
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Marks the start of a stop. What the queue holds by now still runs, and is answered
+    /// before the connection closes; a call that arrives later, or a transfer that ends later,
+    /// changes nothing, and its caller hears from the bus that the server left without a
+    /// reply. So no change is made whose caller is not told of it.
+    func beginStopping() {
+        stopping.store(true, ordering: .releasing)
     }
 
     /// Runs `body` on `queue`, holding the turn.
