@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -81,6 +82,7 @@ struct LifecycleTests {
         let h = try await Harness()
         for round in 0..<4 {
             // Half write inline, half through a pipe (a transfer that may end during the stop).
+            let writing = Writers()
             let answered = try await withThrowingTaskGroup(of: (String, UInt64, [UInt8])?.self) { group in
                 for writer in 0..<6 {
                     let connection = try h.connect()
@@ -94,6 +96,7 @@ struct LifecycleTests {
                                 let count = writer % 2 == 0
                                     ? try await h.write([[("text/plain", bytes)]], to: name, on: connection)
                                     : try await h.writeFd([[("text/plain", try Descriptors.pipe(holding: bytes))]], to: name, on: connection)
+                                if last == nil { writing.started.withLock { $0 += 1 } }
                                 last = (count, bytes)
                             } catch {
                                 break
@@ -102,7 +105,9 @@ struct LifecycleTests {
                         return last.map { (name, $0.0, $0.1) }
                     }
                 }
-                try await Task.sleep(for: .milliseconds(150 + 50 * round))
+                // Every writer under way, however loaded the machine, then a while longer.
+                #expect(await eventually { writing.started.withLock { $0 } == 6 })
+                try await Task.sleep(for: .milliseconds(50 + 50 * round))
                 #expect(await h.server.terminate() == 0)
                 var answered: [(String, UInt64, [UInt8])] = []
                 for try await last in group { if let last { answered.append(last) } }
@@ -116,6 +121,11 @@ struct LifecycleTests {
                         "round \(round), \(name): \(stored.count) \(String(decoding: stored.data, as: UTF8.self)) stored, \(count) \(String(decoding: bytes, as: UTF8.self)) last answered")
             }
         }
+    }
+
+    /// How many writers of ``aStopMakesNoChangeItDoesNotAnswer()`` have had a write answered.
+    final class Writers: Sendable {
+        let started = Mutex(0)
     }
 
     @Test func sigtermAsSoonAsReadyStopsCleanly() async throws {
