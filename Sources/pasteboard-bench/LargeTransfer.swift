@@ -31,10 +31,11 @@ extension Measurements {
         let mebibytes = Double(size) / Double(Self.mebibyte)
         var server = Sample(), floor = Sample(), holding = Sample(), serving = Sample()
         var fill = Sample(), call = Sample(), read = Sample(), floorMilliseconds = Sample(), plain = Sample()
+        let plainCopy = source == .pipe ? try PlainCopy(in: fixture.directory + "/state") : nil
         // One warm-up round each, not counted: the first copies of a run fault in fresh memory.
         for index in 0..<(times + 1) {
             let floorTime = try Self.socketpairCopy(slice, size: size)
-            let plainTime = source == .pipe ? try PlainCopy.copy(chunk, size: size, in: fixture.directory + "/state") : 0
+            let plainTime = try plainCopy?.copy(chunk, size: size) ?? 0
             var round = RoundTrip()
             let transfer = try await timed {
                 round = try await fdRoundTrip(client, chunk, size: size, through: source)
