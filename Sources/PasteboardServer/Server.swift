@@ -177,10 +177,10 @@ public final class PasteboardServer: Sendable {
     /// Finishes the changes in progress, closes the connection, and folds the write-ahead log
     /// into the database so that the next start has little to read.
     ///
-    /// Every change made is answered before the connection closes: calls that arrive once the
-    /// stop has begun, and transfers that end after it, change nothing (their callers hear
-    /// from the bus that the server left without replying), while what the queue holds by then
-    /// is made and answered first.
+    /// Every change made is answered before the connection closes: what runs when the stop
+    /// begins finishes and is answered first, and nothing begun after it changes anything
+    /// (calls, queued or arriving, and transfers that end: their callers hear from the bus
+    /// that the server left without replying; see ``PasteboardService/beginStopping()``).
     public func stop() async {
         service.beginStopping()
         desktop?.stop()

@@ -44,6 +44,9 @@ extension PasteboardObject {
             return intake.jobs
         }
         if jobs.isEmpty { return }
+        // Once the server is stopping, calls not begun are left alone, as calls arriving then
+        // are: their answers could not leave before the connection closes.
+        guard !service.isStopping else { return leftTheQueue(jobs) }
         if isShared { return drainShared(jobs) }
         defer {
             // More arrived meanwhile: their own turn, behind what else waits on the queue.
@@ -97,15 +100,22 @@ extension PasteboardObject {
     /// The process of `sender`, waited for on the service queue (0 when the bus cannot say:
     /// owner-only data then fails closed). The wait is a bus round trip on another thread.
     func lookUpProcess(of sender: String) -> UInt32 {
-        let found = Mutex<UInt32>(0)
+        Self.waitHere { [self] in await processIDs.pid(of: sender, on: connection) ?? 0 }
+    }
+
+    /// Runs `work` as a task and blocks the calling thread until it is done: for the service
+    /// queue and transfer threads, which wait for the bus this way. Never on the bus's thread
+    /// (it answers the bus) nor on one of the tasks' pool (`work` may need it).
+    static func waitHere<Value: Sendable>(_ work: @escaping @Sendable () async -> Value) -> Value {
+        let result = Mutex<Value?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Task { [self] in
-            let pid = await processIDs.pid(of: sender, on: connection)
-            found.withLock { $0 = pid ?? 0 }
+        Task {
+            let value = await work()
+            result.withLock { $0 = value }
             done.signal()
         }
         done.wait()
-        return found.withLock { $0 }
+        return result.withLock { $0! }
     }
 
     func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {

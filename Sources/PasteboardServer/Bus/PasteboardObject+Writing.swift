@@ -113,10 +113,11 @@ extension PasteboardObject {
 
     /// Whether `sender` has left the bus. A pipe reads as complete when its writer dies, so
     /// data read from one is committed only if its writer is still there to have closed it on
-    /// purpose. Only "no owner" means the writer left: a failed lookup must not drop the call.
+    /// purpose. Only "no owner" means the writer left: a failed lookup (a bus that does not
+    /// answer within seconds included) must not drop the call.
     private func hasLeft(_ sender: String) async -> Bool {
         do {
-            return try await connection.nameOwner(sender) == nil
+            return try await connection.nameOwner(sender, timeout: .seconds(5)) == nil
         } catch {
             return false
         }
@@ -125,15 +126,7 @@ extension PasteboardObject {
     /// ``hasLeft(_:)`` for a transfer's thread, which may wait for the bus's answer: it is
     /// never the bus's thread nor one of the tasks' pool.
     private func hasLeftNow(_ sender: String) -> Bool {
-        let answer = Mutex(false)
-        let answered = DispatchSemaphore(value: 0)
-        Task {
-            let left = await hasLeft(sender)
-            answer.withLock { $0 = left }
-            answered.signal()
-        }
-        answered.wait()
-        return answer.withLock { $0 }
+        Self.waitHere { [self] in await hasLeft(sender) }
     }
 
     /// What a `WriteItemsFd` read, waiting to be committed.

@@ -34,6 +34,9 @@ extension PasteboardService {
         // Only this expiry's own timer is done: while this one waited for the turn, a write
         // (on the bus thread) may have set a newer one, which later changes must still cancel.
         if expiryTimers[name]?.at == expiresAt { expiryTimers[name] = nil }
+        // Its `Changed` could not leave once the server is stopping: the next start clears
+        // what expired meanwhile, and announces it.
+        guard !isStopping else { return }
         // Another server may have cleared it (or written it anew) first.
         lockShared(name)
         defer { releaseShared() }

@@ -66,6 +66,9 @@ extension PasteboardService {
         // is answered only then: a crash after an answer finds the data kept.
         await withCheckedContinuation { (stored: CheckedContinuation<Void, Never>) in
             queue.async { [self] in
+                // Nobody is answered once the server is stopping; the next start asks the
+                // writer again, as after any restart.
+                guard !isStopping else { return stored.resume() }
                 // On the queue, before the log is applied: see above.
                 promise.keep(payload)
                 saveLoggedAside()

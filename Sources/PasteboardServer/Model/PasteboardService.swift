@@ -166,10 +166,11 @@ final class PasteboardService: @unchecked Sendable {
     /// Whether the server has begun to stop: calls are then neither applied nor answered.
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    /// Marks the start of a stop. What the queue holds by now still runs, and is answered
-    /// before the connection closes; a call that arrives later, or a transfer that ends later,
-    /// changes nothing, and its caller hears from the bus that the server left without a
-    /// reply. So no change is made whose caller is not told of it.
+    /// Marks the start of a stop. A turn of the queue that begins after this changes nothing:
+    /// calls not yet begun (queued or arriving), transfers that end, expiries and provided data
+    /// are left alone, and the callers hear from the bus that the server left without a reply.
+    /// What runs by now (on the queue, or answered on the bus thread) finishes and is answered
+    /// before the connection closes. So no change is made whose caller is not told of it.
     func beginStopping() {
         stopping.store(true, ordering: .releasing)
     }

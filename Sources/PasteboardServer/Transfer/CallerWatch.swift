@@ -8,13 +8,15 @@ import Synchronization
 /// ends. The idle timeout ends one whose writer falls silent, but not one whose descriptor
 /// keeps producing a few bytes (a timer's descriptor does, every second, with no process
 /// behind it): its slot would be held until `max-item-bytes`, and four such clients that left
-/// at once would keep every `WriteItemsFd` refused until a restart. Whatever such a transfer
-/// read would be dropped anyway, as a write whose caller left is never committed; so once the
-/// caller is gone, the transfer stops, and its slot and descriptors are let go of.
+/// at once would keep every `WriteItemsFd` refused until a restart. What such a transfer read
+/// would be dropped anyway: data from a pipe or socket whose caller left is never committed,
+/// as its end may be the caller's death. So once the caller is gone, the transfer stops, and
+/// its slot and descriptors are let go of. (A file is not watched: it ends at its size, known
+/// to be within the limit, and is stored whoever is left.)
 ///
 /// The bus is asked at most once per ``interval`` of the transfer's time, so a transfer that
 /// ends within it never asks at all. (Used by one thread at a time; the lock makes it safe to
-/// hand to another.)
+/// hand to another.) The error thrown reaches no one: its caller is gone.
 final class CallerWatch: Sendable {
     /// How often the bus is asked at most: the longest a departed caller's transfer lives on.
     static let interval: Duration = .seconds(1)
@@ -38,11 +40,11 @@ final class CallerWatch: Sendable {
         nextQuestion.withLock { $0 = .now + Self.interval }
     }
 
-    /// How long to wait for data at most before asking again: `limit` (milliseconds) or the
-    /// time to the next question, whichever is shorter.
-    func wait(atMost limit: Int32) -> Int32 {
+    /// The `poll` timeout before asking again: `limit` (milliseconds) or the time to the next
+    /// question, rounded up, whichever is shorter.
+    func pollTimeout(atMost limit: Int32) -> Int32 {
         let left = nextQuestion.withLock { $0 } - ContinuousClock.now
-        let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-        return Int32(min(Int64(limit), milliseconds))
+        let milliseconds = max(0, (left / .milliseconds(1)).rounded(.up))
+        return Int32(min(Double(limit), milliseconds))
     }
 }

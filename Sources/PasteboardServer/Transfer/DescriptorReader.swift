@@ -23,8 +23,9 @@ struct DescriptorReader {
     let idleTimeoutMilliseconds: Int32
     /// The limit `idleTimeoutMilliseconds` comes from, as errors name it.
     var idleLimitName = "transfer-idle-timeout-ms"
-    /// Asked between steps and while waiting for data whether the caller is still there to be
-    /// answered; nil where no bus client waits (the desktop bridge's own reads).
+    /// Asked between steps and while waiting for data whether the caller is still there, for
+    /// a pipe, socket or the like (a file ends at its size, and is stored whoever is left);
+    /// nil where no bus client waits (the desktop bridge's own reads).
     var watch: CallerWatch? = nil
 
     /// Reads `source` to its end; `label` names it in errors.
@@ -82,7 +83,7 @@ struct DescriptorReader {
             filled += count
             total += UInt64(count)
             guard total <= maxBytes else { throw tooLarge(label) }
-            try watch?.check()
+            if source.mayStall { try watch?.check() }
         }
         return (bytes, false)
     }
@@ -99,7 +100,7 @@ struct DescriptorReader {
             case .moved(let moved):
                 total += UInt64(moved)
                 guard total <= maxBytes else { throw tooLarge(label) }
-                try watch?.check()
+                if source.mayStall { try watch?.check() }
                 mustWait = source.mayStall
             case .end:
                 return
@@ -129,7 +130,7 @@ struct DescriptorReader {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var waited: Int32 = 0
         while true {
-            let slice = watch?.wait(atMost: idleTimeoutMilliseconds - waited) ?? idleTimeoutMilliseconds
+            let slice = watch?.pollTimeout(atMost: idleTimeoutMilliseconds - waited) ?? idleTimeoutMilliseconds
             let ready = poll(&entry, 1, slice)
             if ready > 0 { return }
             if ready < 0, errno == EINTR { continue }
