@@ -15,7 +15,9 @@ final class PilingObject: DBusObject {
     func handle(_ call: MethodCall) {
         switch call.member {
         case "Block":
-            usleep(300_000)
+            // Long enough for the calls sent behind it to be in the socket when it ends, on a
+            // machine loaded by every suite at once (300 ms once was not).
+            usleep(1_500_000)
             call.reply([])
         case "Emit":
             call.reply([], then: {
