@@ -100,22 +100,7 @@ extension PasteboardObject {
     /// The process of `sender`, waited for on the service queue (0 when the bus cannot say:
     /// owner-only data then fails closed). The wait is a bus round trip on another thread.
     func lookUpProcess(of sender: String) -> UInt32 {
-        Self.waitHere { [self] in await processIDs.pid(of: sender, on: connection) ?? 0 }
-    }
-
-    /// Runs `work` as a task and blocks the calling thread until it is done: for the service
-    /// queue and transfer threads, which wait for the bus this way. Never on the bus's thread
-    /// (it answers the bus) nor on one of the tasks' pool (`work` may need it).
-    static func waitHere<Value: Sendable>(_ work: @escaping @Sendable () async -> Value) -> Value {
-        let result = Mutex<Value?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let value = await work()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0! }
+        waitForTask { [self] in await processIDs.pid(of: sender, on: connection) ?? 0 }
     }
 
     func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {

@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import Synchronization
 import PasteboardModel
 
 /// Writing: items passed inline, and items read from descriptors on a transfer thread.
@@ -126,7 +125,7 @@ extension PasteboardObject {
     /// ``hasLeft(_:)`` for a transfer's thread, which may wait for the bus's answer: it is
     /// never the bus's thread nor one of the tasks' pool.
     private func hasLeftNow(_ sender: String) -> Bool {
-        Self.waitHere { [self] in await hasLeft(sender) }
+        waitForTask { [self] in await hasLeft(sender) }
     }
 
     /// What a `WriteItemsFd` read, waiting to be committed.

@@ -46,29 +46,6 @@ final class SharedSync: Sendable {
         case failed(String)
     }
 
-    /// Runs `operation` to its end, the calling thread (the service queue) waiting.
-    static func wait<Value: Sendable>(
-        within deadline: DispatchTimeInterval? = nil, _ operation: @escaping @Sendable () async throws(SharedStoreError) -> Value
-    ) throws(SharedStoreError) -> Value? {
-        let outcome = Mutex<Result<Value, SharedStoreError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do throws(SharedStoreError) {
-                let value = try await operation()
-                outcome.withLock { $0 = .success(value) }
-            } catch {
-                outcome.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        if let deadline {
-            guard done.wait(timeout: .now() + deadline) == .success else { return nil }
-        } else {
-            done.wait()
-        }
-        return try outcome.withLock { $0! }.get()
-    }
-
     /// How long the service queue waits for the database before the change fails: a database
     /// that stops answering (a network gone, not a refusal) must not hold every client.
     static let patience: DispatchTimeInterval = .seconds(10)
@@ -89,7 +66,7 @@ final class SharedSync: Sendable {
         if let since = silentSince.withLock({ $0 }), ContinuousClock.now < since + Self.silence, (heardAt.map { $0 <= since } ?? true) {
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s a moment ago; changes fail at once until it is tried again, within 10 s")
         }
-        guard let value = try Self.wait(within: Self.patience, operation) else {
+        guard let value = try waitForTask(within: Self.patience, operation) else {
             silentSince.withLock { $0 = .now }
             store.abandonConnection()
             throw .unavailable("the PostgreSQL store \(store.location) did not answer within 10 s")
@@ -117,7 +94,7 @@ final class SharedSync: Sendable {
         guard fd >= 0 else { throw .unavailable("cannot read the data to share: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let store = store
-        _ = try Self.wait { () throws(SharedStoreError) in try await store.upload(fd, as: name) }
+        _ = try waitForTask(within: nil) { () throws(SharedStoreError) in try await store.upload(fd, as: name) }
         if blob.isOnDisk {
             uploaded.withLock { uploaded in
                 // Remembered for the commits that name the file soon after (and a restore);
