@@ -135,7 +135,7 @@ extension Measurements {
 
     /// Writes `size` bytes (repeating `chunk`) to `fd` on a thread of its own, then closes `fd`;
     /// the semaphore is signalled when it is done.
-    private static func writeInBackground(_ chunk: [UInt8], size: Int, to fd: Int32) -> DispatchSemaphore {
+    static func writeInBackground(_ chunk: [UInt8], size: Int, to fd: Int32) -> DispatchSemaphore {
         let done = DispatchSemaphore(value: 0)
         Thread {
             try? writeRepeating(chunk, size: size, to: fd)
@@ -173,7 +173,7 @@ extension Measurements {
     }
 
     /// Writes `size` bytes to `fd`, `chunk` after `chunk`.
-    static func writeRepeating(_ chunk: [UInt8], size: Int, to fd: Int32) throws {
+    private static func writeRepeating(_ chunk: [UInt8], size: Int, to fd: Int32) throws {
         var written = 0
         while written < size {
             let count = min(chunk.count, size - written)
@@ -183,9 +183,8 @@ extension Measurements {
         }
     }
 
-
     /// Reads `fd` to its end in 1 MiB reads; `progress` sees the running total.
-    private static func readToEnd(_ fd: Int32, progress: (Int) -> Void) throws -> Int {
+    static func readToEnd(_ fd: Int32, progress: (Int) -> Void) throws -> Int {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: mebibyte, alignment: 16)
         defer { buffer.deallocate() }
         var total = 0

@@ -1,7 +1,6 @@
 import CDBus
 import DBus
 import Dispatch
-import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -44,18 +43,12 @@ final class PlainCopy {
         lseek(file, 0, SEEK_SET)
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
-        let (readEnd, writeEnd) = (ends[0], ends[1])
-        defer { close(readEnd) }
-        _ = cdbus_fcntl_int(readEnd, cdbus_F_SETPIPE_SZ, 256 << 10)
-        let writing = DispatchSemaphore(value: 0)
-        Thread {
-            try? Measurements.writeRepeating(chunk, size: size, to: writeEnd)
-            close(writeEnd)
-            writing.signal()
-        }.start()
+        defer { close(ends[0]) }
+        _ = cdbus_fcntl_int(ends[0], cdbus_F_SETPIPE_SZ, 256 << 10)
+        let writing = Measurements.writeInBackground(chunk, size: size, to: ends[1])
         var written = 0
         while true {
-            let count = read(readEnd, buffer, 1 << 20)
+            let count = read(ends[0], buffer, 1 << 20)
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw BenchError("read: \(String(cString: strerror(errno)))") }
             if count == 0 { break }
@@ -67,14 +60,7 @@ final class PlainCopy {
         guard ftruncate(file, off_t(written)) == 0 else { throw BenchError("ftruncate: \(String(cString: strerror(errno)))") }
 
         lseek(file, 0, SEEK_SET)
-        var total = 0
-        while true {
-            let count = read(file, buffer, 1 << 20)
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw BenchError("read: \(String(cString: strerror(errno)))") }
-            if count == 0 { break }
-            total += count
-        }
+        let total = try Measurements.readToEnd(file) { _ in }
         guard total == size else { throw BenchError("the plain copy read back \(total) bytes, not \(size)") }
         return Double(monotonicNanoseconds() - start) / 1_000
     }
