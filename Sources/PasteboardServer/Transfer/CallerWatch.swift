@@ -19,16 +19,19 @@ import Synchronization
 /// hand to another.) The error thrown reaches no one: its caller is gone.
 final class CallerWatch: Sendable {
     /// How often the bus is asked at most: the longest a departed caller's transfer lives on.
-    static let interval: Duration = .seconds(1)
+    let interval: Duration
 
     private let hasLeft: @Sendable () -> Bool
     private let nextQuestion: Mutex<ContinuousClock.Instant>
 
-    /// - Parameter hasLeft: Asks the bus whether the caller left (blocking the transfer's
-    ///   thread, never the bus's); true only when the bus said so.
-    init(hasLeft: @escaping @Sendable () -> Bool) {
+    /// - Parameters:
+    ///   - interval: A second; less for tests.
+    ///   - hasLeft: Asks the bus whether the caller left (blocking the transfer's thread, never
+    ///     the bus's); true only when the bus said so.
+    init(interval: Duration = .seconds(1), hasLeft: @escaping @Sendable () -> Bool) {
+        self.interval = interval
         self.hasLeft = hasLeft
-        nextQuestion = Mutex(.now + Self.interval)
+        nextQuestion = Mutex(.now + interval)
     }
 
     /// Throws once the caller has left the bus; asks it at most once per ``interval``.
@@ -37,7 +40,7 @@ final class CallerWatch: Sendable {
         guard !hasLeft() else {
             throw .invalidArgument("the caller left the bus: the transfer is abandoned, and nothing is stored")
         }
-        nextQuestion.withLock { $0 = .now + Self.interval }
+        nextQuestion.withLock { $0 = .now + interval }
     }
 
     /// The `poll` timeout before asking again: `limit` (milliseconds) or the time to the next
