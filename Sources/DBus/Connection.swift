@@ -20,8 +20,10 @@ import Glibc
 public final class Connection: Sendable {
     private let loop: EventLoop
 
-    /// How many messages left in writes of several (``GatheredWrite``): for tests.
+    /// How many messages left written by the loop itself (``GatheredWrite``), and in how many
+    /// writes: for tests.
     var gatheredMessages: Int { loop.gatheredMessages.load(ordering: .relaxed) }
+    var gatheredWrites: Int { loop.gatheredWrites.load(ordering: .relaxed) }
     /// The unique name the bus gave this connection (`:1.42`).
     public let uniqueName: String
     /// The address this connection was opened on.

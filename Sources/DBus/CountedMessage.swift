@@ -14,7 +14,8 @@ import Glibc
 /// pointer into the body, and the wire format fixes where the number after it lies: after the
 /// string's length word, its bytes and their NUL, aligned to 8. ``init(_:)`` checks that the
 /// number is found there, and in which byte order (a message is in the order of whoever wrote
-/// it), before any copy is made.
+/// it), before any copy is made. A template kept as its bytes (``WireMessage``) is copied as
+/// bytes, the number overwritten at the same place in its body.
 public struct CountedMessage: Sendable {
     /// The finished message; never sent itself, only copied.
     private let template: Message
@@ -36,6 +37,14 @@ public struct CountedMessage: Sendable {
 
     /// A new message equal to the template but for its number, which is `count`.
     public func copy(count: UInt64) -> Message? {
+        if let wire = template.wire {
+            // The template's bytes, copied, with the number overwritten where it lies in them.
+            var bytes = wire.bytes
+            let fieldsLength = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
+            let bodyStart = (16 + fieldsLength + 7) & ~7
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: swapped ? count.byteSwapped : count, toByteOffset: bodyStart + countOffset, as: UInt64.self) }
+            return Message(wire: WireMessage(bytes: bytes))
+        }
         guard let raw = dbus_message_copy(template.raw) else { return nil }
         let message = Message(taking: raw)
         var iter = DBusMessageIter()

@@ -39,8 +39,10 @@ final class EventLoop: @unchecked Sendable {
 
     /// Replies and signals sent together leave in one write when they may (loop thread only).
     private var gathered = GatheredWrite()
-    /// How many messages left that way (the tests' window on which way they took).
+    /// How many messages left that way, in how many writes (the tests' window on which way
+    /// they took).
     let gatheredMessages = Atomic<Int>(0)
+    let gatheredWrites = Atomic<Int>(0)
 
     init(connection raw: OpaquePointer, handshake: HandshakeAnswers? = nil) throws(DBusError) {
         self.raw = raw
@@ -447,11 +449,11 @@ extension EventLoop {
     }
 
     /// Hands `messages` to the bus in order, on the loop thread: several in one write when
-    /// they may (``GatheredWrite``), else to libdbus one by one.
+    /// they may, and one kept as its bytes alone (``GatheredWrite``), else to libdbus one by one.
     private func transmit(_ messages: [Message]) {
         var next = 0
         while next < messages.count {
-            let written = messages.count - next > 1 ? writeTogether(messages[next...]) : 0
+            let written = messages.count - next > 1 || messages[next].unreadWire != nil ? writeTogether(messages[next...]) : 0
             if written > 0 {
                 next += written
             } else {
@@ -472,6 +474,7 @@ extension EventLoop {
         guard dbus_connection_get_socket(raw, &socket) != 0, socket >= 0 else { return 0 }
         let written = gathered.write(messages, to: socket) { state.nextSerial() }
         gatheredMessages.add(written, ordering: .relaxed)
+        if written > 0 { gatheredWrites.add(1, ordering: .relaxed) }
         return written
     }
 }

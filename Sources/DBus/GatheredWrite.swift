@@ -4,12 +4,14 @@ import CDBus
 import Glibc
 #endif
 
-/// Replies and signals that leave together, written to the bus socket in one `sendmsg`.
+/// Replies and signals that leave together, written to the bus socket in one `send`.
 ///
 /// libdbus writes every message with a system call of its own. A change's reply and the
 /// `Changed` after it then cost the server two writes, each waking the bus, and the bus two
 /// reads and two rounds of its loop; a batch of sixteen answers, sixteen of each. Written
 /// together, they cost one of each (the bus reads what has come, up to its buffer, at once).
+/// A reply or signal kept as its bytes (``WireMessage``) is written here alone too: it then
+/// skips libdbus's lock, queue and copy of it, and is never read back.
 ///
 /// Only where nothing can come out of order or half-written (``EventLoop`` checks the
 /// connection's side: on its thread, authenticated, nothing held for `Hello`, nothing queued
@@ -20,7 +22,8 @@ import Glibc
 ///   kernel then takes into one buffer: a unix stream socket sends one buffer whole or not at
 ///   all (refused for want of room, the write leaves nothing behind, and libdbus sends them).
 ///
-/// What is not written here (``write(_:to:)`` says how many it wrote) libdbus sends one by one.
+/// What is not written here (``write(_:to:serial:)`` says how many it wrote) libdbus sends one
+/// by one.
 ///
 /// The serials come from the connection's one sequence (``ConnectionState/nextSerial()``), as
 /// those of the messages libdbus writes do: they rise in the order messages leave, whichever
@@ -33,48 +36,60 @@ struct GatheredWrite {
     /// The socket's send buffer (`SO_SNDBUF`), read once: nothing here changes it.
     private var sendBuffer: Int32 = 0
 
-    /// Writes the first of `messages` to `socket` in one `sendmsg`: as many as are for this
-    /// path and fit in ``maximumBytes``, at least two, each numbered by `serial`. Returns how
-    /// many it wrote; 0, with nothing written, when they are not for this path or the socket
-    /// cannot take them now.
-    mutating func write(_ messages: ArraySlice<Message>, to socket: Int32, serial: () -> UInt32) -> Int {
-        var pieces: [(bytes: UnsafeMutablePointer<CChar>, count: Int)] = []
-        pieces.reserveCapacity(messages.count)
-        defer { for piece in pieces { dbus_free(piece.bytes) } }
-        var total = 0
-        for message in messages {
-            let raw = message.raw
-            guard dbus_message_get_type(raw) != DBUS_MESSAGE_TYPE_METHOD_CALL, dbus_message_get_serial(raw) == 0,
-                  dbus_message_contains_unix_fds(raw) == 0 else { break }
-            var bytes: UnsafeMutablePointer<CChar>?
-            var count: Int32 = 0
-            guard dbus_message_marshal(raw, &bytes, &count) != 0, let bytes else { break }
-            guard count >= 16, total + Int(count) <= Self.maximumBytes else {
-                dbus_free(bytes)
-                break
-            }
-            pieces.append((bytes, Int(count)))
-            total += Int(count)
-        }
-        guard pieces.count >= 2, fitsOneBuffer(total, socket) else { return 0 }
+    /// The bytes of the last write, kept for the next one's.
+    private var buffer: [UInt8] = []
+    /// Where each message of the last write began in ``buffer``.
+    private var starts: [Int] = []
 
-        for piece in pieces { Self.number(piece.bytes, serial()) }
-        var vectors = pieces.map { iovec(iov_base: UnsafeMutableRawPointer($0.bytes), iov_len: $0.count) }
-        let written = vectors.withUnsafeMutableBufferPointer { vectors -> Int in
-            var header = msghdr()
-            header.msg_iov = vectors.baseAddress
-            header.msg_iovlen = vectors.count
-            return Glibc.sendmsg(socket, &header, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+    /// Writes the first of `messages` to `socket` in one `send`: as many as are for this path
+    /// and fit in ``maximumBytes``, at least two, or one kept as its bytes (``WireMessage``),
+    /// each numbered by `serial`. Returns how many it wrote; 0, with nothing written, when they
+    /// are not for this path or the socket cannot take them now.
+    mutating func write(_ messages: ArraySlice<Message>, to socket: Int32, serial: () -> UInt32) -> Int {
+        buffer.removeAll(keepingCapacity: true)
+        starts.removeAll(keepingCapacity: true)
+        for message in messages {
+            let start = buffer.count
+            if let wire = message.unreadWire {
+                guard start + wire.bytes.count <= Self.maximumBytes else { break }
+                buffer.append(contentsOf: wire.bytes)
+            } else {
+                guard append(message.raw) else { break }
+            }
+            starts.append(start)
+        }
+        let wholeMessage = starts.count == 1 && messages.first?.unreadWire != nil
+        guard starts.count >= 2 || wholeMessage, fitsOneBuffer(buffer.count, socket) else { return 0 }
+
+        buffer.withUnsafeMutableBytes { bytes in
+            for start in starts { Self.number(bytes.baseAddress! + start, serial()) }
+        }
+        let written = buffer.withUnsafeBytes { bytes in
+            Glibc.send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
         }
         // Refused (no room, the bus gone): nothing was written, and libdbus sends them.
         guard written > 0 else { return 0 }
-        if written < total {
+        if written < buffer.count {
             // One buffer is sent whole or not at all. Should the kernel ever cut it, the stream
             // cannot be mended without waiting here, on the loop: the bus is to drop the
             // connection rather than read a message cut short.
             shutdown(socket, Int32(SHUT_RDWR))
         }
-        return pieces.count
+        return starts.count
+    }
+
+    /// Appends the bytes of a message libdbus made (`dbus_message_marshal`), if it is for this
+    /// path and fits.
+    private mutating func append(_ raw: OpaquePointer) -> Bool {
+        guard dbus_message_get_type(raw) != DBUS_MESSAGE_TYPE_METHOD_CALL, dbus_message_get_serial(raw) == 0,
+              dbus_message_contains_unix_fds(raw) == 0 else { return false }
+        var bytes: UnsafeMutablePointer<CChar>?
+        var count: Int32 = 0
+        guard dbus_message_marshal(raw, &bytes, &count) != 0, let bytes else { return false }
+        defer { dbus_free(bytes) }
+        guard count >= 16, buffer.count + Int(count) <= Self.maximumBytes else { return false }
+        buffer.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: Int(count)))
+        return true
     }
 
     /// Whether the kernel takes `count` bytes written to `socket` as one buffer: a unix stream
@@ -90,8 +105,7 @@ struct GatheredWrite {
     }
 
     /// Puts `serial` in a marshalled message's header (bytes 8 to 11, in its byte order).
-    private static func number(_ bytes: UnsafeMutablePointer<CChar>, _ serial: UInt32) {
-        let raw = UnsafeMutableRawPointer(bytes)
+    private static func number(_ raw: UnsafeMutableRawPointer, _ serial: UInt32) {
         let bigEndian = raw.load(as: UInt8.self) == UInt8(ascii: "B")
         raw.storeBytes(of: bigEndian ? serial.bigEndian : serial.littleEndian, toByteOffset: 8, as: UInt32.self)
     }

@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -7,9 +8,10 @@ import Glibc
 
 /// A D-Bus message: a method call, a reply, an error or a signal.
 ///
-/// Owns one reference to a libdbus `DBusMessage`. A message is built completely before it is
-/// handed to a ``Connection`` and never changed afterwards; libdbus counts references
-/// atomically, so passing a finished message between threads is safe.
+/// Owns one reference to a libdbus `DBusMessage`, or the bytes of one this module wrote
+/// (``WireMessage``), read back by libdbus only when needed. A message is built completely
+/// before it is handed to a ``Connection`` and never changed afterwards; libdbus counts
+/// references atomically, so passing a finished message between threads is safe.
 public final class Message: @unchecked Sendable {
     /// The most file descriptors one message carries. dbus-daemon's default
     /// (`max_message_unix_fds`, which the usual session and system configurations keep)
@@ -17,22 +19,68 @@ public final class Message: @unchecked Sendable {
     /// would fail as if the bus had gone away: refused here instead, with an error that says so.
     public static let maximumDescriptors = 16
 
-    let raw: OpaquePointer
+    /// The bytes of a reply or signal this module wrote itself (``WireMessage``), serial 0;
+    /// nil for a message libdbus made or read.
+    ///
+    /// Such a message is written to the socket as it is when the loop may write (see
+    /// ``GatheredWrite``), and becomes a libdbus message only if something asks for ``raw``:
+    /// libdbus reading the bytes back validates them whole, which cost a reply more than
+    /// writing them.
+    let wire: WireMessage?
+
+    /// ``wire`` while libdbus has not read the bytes back: once it has, its message is the one
+    /// sent, as whoever asked for it may have changed it (a destination set, say).
+    var unreadWire: WireMessage? {
+        made.load(ordering: .acquiring) == 0 ? wire : nil
+    }
+
+    /// The libdbus message, once there is one (as an address; 0 until a wire message is read
+    /// back). Made at most once, whichever thread asks first.
+    private let made: Atomic<UInt>
+
+    /// The libdbus message. For a wire message, made from its bytes on first use.
+    var raw: OpaquePointer {
+        if let raw = OpaquePointer(bitPattern: made.load(ordering: .acquiring)) { return raw }
+        return readBack()
+    }
 
     init(taking raw: OpaquePointer) {
-        self.raw = raw
+        wire = nil
+        made = Atomic(UInt(bitPattern: raw))
     }
 
     init(retaining raw: OpaquePointer) {
-        self.raw = dbus_message_ref(raw)
+        wire = nil
+        made = Atomic(UInt(bitPattern: dbus_message_ref(raw)))
+    }
+
+    init(wire: WireMessage) {
+        assert(wire.isValid, "libdbus refuses the bytes of a message written by WireMessage")
+        self.wire = wire
+        made = Atomic(0)
     }
 
     deinit {
-        if dbus_message_contains_unix_fds(raw) != 0 {
+        guard let raw = OpaquePointer(bitPattern: made.load(ordering: .acquiring)) else { return }
+        if wire == nil, dbus_message_contains_unix_fds(raw) != 0 {
             Self.disposeOffThread(raw)
         } else {
             dbus_message_unref(raw)
         }
+    }
+
+    /// The wire message's bytes read back by libdbus; kept, unless another thread made its own
+    /// first.
+    private func readBack() -> OpaquePointer {
+        guard let wire, let read = wire.readBack() else {
+            // A wire message is written only from values that make a valid message (see
+            // WireMessage); bytes libdbus refuses are a fault of this module's.
+            preconditionFailure("libdbus refused the bytes of a message written by WireMessage")
+        }
+        let (exchanged, original) = made.compareExchange(expected: 0, desired: UInt(bitPattern: read), ordering: .acquiringAndReleasing)
+        if exchanged { return read }
+        dbus_message_unref(read)
+        return OpaquePointer(bitPattern: original)!
     }
 
     /// Lets go of a message that carries descriptors on a thread of the system's.
@@ -67,9 +115,9 @@ public final class Message: @unchecked Sendable {
         guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
         if let interface, !InterfaceName.isValid(interface) { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(method) else { throw .invalidArgs("'\(method)' is not a valid method name") }
-        if WireMarshalling.shouldUse(arguments),
-           let raw = WireMarshalling.message(.methodCall(destination: destination, path: path, interface: interface, member: method), arguments: arguments) {
-            return Message(taking: raw)
+        let header = WireMarshalling.Header.methodCall(destination: destination, path: path, interface: interface, member: method)
+        if WireMarshalling.shouldUse(header, arguments), let message = WireMarshalling.message(header, arguments: arguments) {
+            return message
         }
         return try appending(arguments, to: dbus_message_new_method_call(destination, path, interface, method))
     }
@@ -79,9 +127,9 @@ public final class Message: @unchecked Sendable {
         guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
         guard InterfaceName.isValid(interface) else { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(name) else { throw .invalidArgs("'\(name)' is not a valid signal name") }
-        if WireMarshalling.shouldUse(arguments),
-           let raw = WireMarshalling.message(.signal(path: path, interface: interface, member: name), arguments: arguments) {
-            return Message(taking: raw)
+        let header = WireMarshalling.Header.signal(path: path, interface: interface, member: name)
+        if WireMarshalling.shouldUse(header, arguments), let message = WireMarshalling.message(header, arguments: arguments) {
+            return message
         }
         return try appending(arguments, to: dbus_message_new_signal(path, interface, name))
     }
@@ -108,11 +156,11 @@ public final class Message: @unchecked Sendable {
     public func makeReturn(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
         if arguments.count == 2, case .uint64(let count) = arguments[0], case .bytes(let bytes) = arguments[1],
            let reply = DataReply.message(replyingTo: raw, count: count, bytes: bytes) {
-            return Message(taking: reply)
+            return reply
         }
-        if WireMarshalling.shouldUse(arguments),
-           let reply = WireMarshalling.message(.reply(to: raw), arguments: arguments) {
-            return Message(taking: reply)
+        let header = WireMarshalling.Header.reply(to: raw)
+        if WireMarshalling.shouldUse(header, arguments), let reply = WireMarshalling.message(header, arguments: arguments) {
+            return reply
         }
         return try Self.appending(arguments, to: dbus_message_new_method_return(raw))
     }

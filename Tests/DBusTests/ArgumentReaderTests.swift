@@ -116,10 +116,11 @@ struct ArgumentReaderTests {
         dbus_message_set_serial(call, 77)
         #expect(dbus_message_set_sender(call, sender) != 0)
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let written = Message(taking: try #require(DataReply.message(replyingTo: call, count: 42, bytes: bytes)))
+        let written = try #require(DataReply.message(replyingTo: call, count: 42, bytes: bytes))
         let iterated = try #require(dbus_message_new_method_return(call))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append([.uint64(42), .bytes(bytes)], to: iterated)
+        WireMarshallingTests.expectKept(written, [.uint64(42), .bytes(bytes)], asLibdbusWrites: WireMarshallingTests.bytes(of: iterated))
         #expect(WireMarshallingTests.bytes(of: written.raw) == WireMarshallingTests.bytes(of: iterated))
         #expect(written.serial == 0 && written.replySerial == 77 && written.destination == sender)
         #expect(written.arguments() == [.uint64(42), .bytes(bytes)])
@@ -129,7 +130,7 @@ struct ArgumentReaderTests {
         let call = try #require(dbus_message_new_method_call(nil, "/org/example/Object", nil, "ReadData"))
         defer { dbus_message_unref(call) }
         dbus_message_set_serial(call, 5)
-        let written = Message(taking: try #require(DataReply.message(replyingTo: call, count: 1, bytes: [9])))
+        let written = try #require(DataReply.message(replyingTo: call, count: 1, bytes: [9]))
         let iterated = try #require(dbus_message_new_method_return(call))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append([.uint64(1), .bytes([9])], to: iterated)

@@ -37,28 +37,29 @@ struct WireMarshallingTests {
         let arguments = Self.argumentLists[index]
         let header = WireMarshalling.Header.methodCall(destination: "org.example.Service", path: "/org/example/Object",
                                                        interface: "org.example.Interface", member: "Method")
-        let wire = try #require(WireMarshalling.message(header, arguments: arguments))
-        defer { dbus_message_unref(wire) }
+        let message = try #require(WireMarshalling.message(header, arguments: arguments))
+        #expect(message.wire == nil, "a call is numbered by libdbus, so it is always read back")
         let iterated = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "Method"))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
-        let written = Self.bytes(of: wire)
+        let written = Self.bytes(of: message.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
-        #expect(dbus_message_get_serial(wire) == 0)
-        #expect(Message(retaining: wire).arguments() == arguments)
+        #expect(message.serial == 0)
+        #expect(message.arguments() == arguments)
     }
 
     @Test(arguments: argumentLists.indices)
     func aSignalIsWhatLibdbusBuilds(index: Int) throws {
         let arguments = Self.argumentLists[index]
         let header = WireMarshalling.Header.signal(path: "/org/example/Object", interface: "org.example.Interface", member: "Signal")
-        let wire = try #require(WireMarshalling.message(header, arguments: arguments))
-        defer { dbus_message_unref(wire) }
+        let message = try #require(WireMarshalling.message(header, arguments: arguments))
         let iterated = try #require(dbus_message_new_signal("/org/example/Object", "org.example.Interface", "Signal"))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
-        let written = Self.bytes(of: wire)
+        Self.expectKept(message, arguments, asLibdbusWrites: Self.bytes(of: iterated))
+        let written = Self.bytes(of: message.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
+        #expect(message.arguments() == arguments)
     }
 
     @Test(arguments: argumentLists.indices)
@@ -68,15 +69,45 @@ struct WireMarshallingTests {
         defer { dbus_message_unref(call) }
         dbus_message_set_serial(call, 77)
         #expect(dbus_message_set_sender(call, ":1.23") != 0)
-        let wire = Message(taking: try #require(WireMarshalling.message(.reply(to: call), arguments: arguments)))
+        let wire = try #require(WireMarshalling.message(.reply(to: call), arguments: arguments))
         let iterated = try #require(dbus_message_new_method_return(call))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
+        Self.expectKept(wire, arguments, asLibdbusWrites: Self.bytes(of: iterated))
         let written = Self.bytes(of: wire.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(wire.replySerial == 77)
         #expect(wire.destination == ":1.23")
         #expect(wire.serial == 0)
+    }
+
+    /// A reply or signal of plain values keeps its bytes, which must be libdbus's own but for
+    /// the serial (1 until the connection writes the real one); any other is read back.
+    static func expectKept(_ message: Message, _ arguments: [DBusValue], asLibdbusWrites iterated: [UInt8]) {
+        guard WireMessage.trusts(arguments) else {
+            #expect(message.wire == nil, "\(arguments.map(\.signature)) must be validated by libdbus")
+            return
+        }
+        guard let wire = message.wire else {
+            Issue.record("\(arguments.map(\.signature)) should be kept as its bytes")
+            return
+        }
+        #expect(wire.bytes.count == iterated.count)
+        #expect(Array(wire.bytes[..<8]) == Array(iterated[..<8]) && Array(wire.bytes[12...]) == Array(iterated[12...]))
+    }
+
+    /// Kept bytes are never validated as they are sent, so whatever a Swift string may hold must
+    /// make a message libdbus accepts: every plane, noncharacters, the largest scalar.
+    @Test func keptStringsOfAnyScalarAreValid() throws {
+        // Swift's literals refuse noncharacters; strings built of scalars hold them.
+        func scalars(_ values: UInt32...) -> String { String(String.UnicodeScalarView(values.compactMap(Unicode.Scalar.init))) }
+        let texts = [scalars(0xFFFE, 0xFFFF), scalars(0xFDD0, 0xFDEF, 0x1FFFE), scalars(0x10FFFF), "\u{1F600} é ß 中", "\u{7F}\u{1}\u{1F}", ""]
+        for text in texts {
+            let signal = try #require(WireMarshalling.message(.signal(path: "/a", interface: "a.b", member: "C"), arguments: [.string(text), .uint64(1), .strings([text])]))
+            let wire = try #require(signal.wire)
+            #expect(wire.isValid, "\(Array(text.unicodeScalars))")
+            #expect(signal.arguments() == [.string(text), .uint64(1), .strings([text])])
+        }
     }
 
     /// Data over the limit is refused before it is copied, not after: the bindings and the
