@@ -15,6 +15,30 @@ struct LargeDataTests {
         try await expectPastes(data, type: "application/octet-stream", in: world)
     }
 
+    /// A `pbctl copy` killed in the middle of its input leaves the pasteboard as it was: the end
+    /// of the pipe it passed on is its death, not the end of the data, and the server tells the
+    /// two apart even when the bus has not yet seen the connection go (it stored the part it
+    /// had read, as a complete copy, before).
+    @Test(arguments: 1...3)
+    func aCopyKilledInTheMiddleStoresNothing(round: Int) async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        expectSuccess(try await world.pbctl("copy", input: "before"))
+        let copy = try ChildProcess(try Paths.product("pbctl"), ["--address", world.bus.address, "copy"])
+        // Binary and over the inline limit: pbctl passes it on through a pipe as it reads it.
+        copy.write(randomBytes(3 << 20))
+        try await Task.sleep(for: .milliseconds(300))
+        // The bus, stopped, learns of pbctl's death only after the server has seen its pipe end
+        // and asked it (as a loaded bus may, and as a bus on another processor did).
+        world.bus.pause()
+        copy.kill()
+        try await Task.sleep(for: .milliseconds(300))
+        world.bus.resume()
+        // The server has had time to see the pipe end, and to commit if it were to.
+        try await Task.sleep(for: .seconds(1))
+        expectSuccess(try await world.pbctl("count"), stdout: "1\n")
+        expectSuccess(try await world.pbctl("paste"), stdout: "before")
+    }
+
     @Test func fromAFile() async throws {
         let world = try await PbctlHarness(limits: Self.limits)
         let data = randomBytes(Self.size)

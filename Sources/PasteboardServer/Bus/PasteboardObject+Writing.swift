@@ -60,8 +60,10 @@ extension PasteboardObject {
             let pid = write.options.ownerOnly ? (client.processID ?? 0) : nil
             // A file's end is its size, whoever is left: nothing to ask the bus.
             guard !write.endsAreFinal else { return commit(write, for: call, writerLeft: false, pid: pid) }
-            // A pipe's end may be its writer dying.
-            Task { commit(write, for: call, writerLeft: await hasLeft(call.sender), pid: pid) }
+            // A pipe's end may be its writer dying: the dying process is seen at once, the
+            // connection it left a moment later (see CallerProcess).
+            let dying = client.processID.map(CallerProcess.isEnding) ?? false
+            Task { commit(write, for: call, writerLeft: dying ? true : await hasLeft(call.sender), pid: pid) }
         }
     }
 
