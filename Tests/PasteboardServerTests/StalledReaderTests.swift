@@ -4,17 +4,24 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A reader that takes a large `ReadFd` and never reads it costs the server nothing.
+/// Readers that take a large `ReadFd` and never read it hold no more of the server than their
+/// allowance: each keeps a pipe and its feeder waiting (``StoredFileFeeder``), a quarter of
+/// `max-transfers` per connection, and everyone else is served meanwhile.
 struct StalledReaderTests {
     @Test func readersThatNeverReadDoNotHoldTheServer() async throws {
         let h = try await Harness()
         let large = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         try await h.writeFd([[("application/octet-stream", try Descriptors.file(large))]])
-        // Many readers take the data and read none of it, keeping their descriptors open.
+        let arguments: [DBusValue] = [.string("general"), .uint32(0), .string("application/octet-stream"), .uint64(0)]
+        // One client takes the data again and again and reads none of it, keeping its
+        // descriptors open, up to its allowance (a quarter of the default 64).
+        let greedy = try h.connect()
+        defer { greedy.close() }
         var stalled: [UnixFileDescriptor] = []
-        for _ in 0..<32 {
-            stalled.append(try await h.readFd("application/octet-stream").descriptor)
+        for _ in 0..<16 {
+            stalled.append(try #require(try await h.call("ReadFd", arguments, on: greedy).last?.fileDescriptorValue))
         }
+        await h.expectFailure("QuotaExceeded", "ReadFd", arguments, on: greedy)
         // Everyone else is answered, writes included, and a reader that does read gets it all.
         #expect(try await h.write(text: "meanwhile", to: "other") == 1)
         #expect(try await h.readFdBytes("application/octet-stream") == (1, large))
@@ -22,6 +29,12 @@ struct StalledReaderTests {
         #expect(try await h.write(text: "replaced") == 2)
         #expect(try Descriptors.readAll(stalled[0]) == large)
         #expect(try await h.readData("text/plain;charset=utf-8").data == Array("replaced".utf8))
+        // A descriptor read or closed gives its place back.
+        stalled.removeAll()
+        try await h.writeFd([[("application/octet-stream", try Descriptors.file(large))]])
+        #expect(await eventually(timeout: .seconds(10)) {
+            (try? await h.call("ReadFd", arguments, on: greedy).last?.fileDescriptorValue) != nil
+        })
     }
 }
 

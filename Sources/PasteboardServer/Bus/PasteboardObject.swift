@@ -31,6 +31,8 @@ final class PasteboardObject: DBusObject {
     /// Calls waiting for ``drain()``, and whether a drain is scheduled or running.
     let intake = Mutex<(jobs: [Job], draining: Bool)>(([], false))
     let processIDs = ProcessIDs()
+    /// Sends `ReadFd` readers the data of store files.
+    let feeder: StoredFileFeeder
     /// What waits unread in the bus for each client, asked before large replies.
     let unreadReplies: UnreadReplies
     /// What the bus holds of our signals, asked after every few MiB of them.
@@ -50,6 +52,7 @@ final class PasteboardObject: DBusObject {
         self.desktop = desktop
         isShared = shared != nil
         bounds = ArgumentBounds(service.limits)
+        feeder = StoredFileFeeder(limit: service.limits.maxTransfers)
         let statistics = BusStatistics(connection: connection, logger: service.logger)
         unreadReplies = UnreadReplies(statistics: statistics, overall: service.limits.maxUnreadBytes)
         changedBacklog = ChangedBacklogWatch(statistics: statistics, connection: connection, backlog: service.announcements, full: service.limits.maxUnreadBytes)
@@ -278,7 +281,7 @@ final class PasteboardObject: DBusObject {
                 expect: arguments[3].uint64Value!, callerPID: callerPID)
             try withData(call, representation) { [self] representation throws(PasteboardError) in
                 offload(call) { () throws(PasteboardError) in
-                    [.uint64(count), .unixFD(try DescriptorSource.descriptor(for: representation.payload))]
+                    [.uint64(count), .unixFD(try DescriptorSource.readerDescriptor(for: representation.payload, reader: call.sender, feeder: self.feeder))]
                 }
             }
         case .createUnique:

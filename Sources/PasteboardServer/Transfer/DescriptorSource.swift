@@ -8,9 +8,9 @@ import Glibc
 
 /// Makes the descriptor `ReadFd` hands out, and reads payloads back into memory.
 ///
-/// A payload in a blob file is served by opening that file read-only: the reader gets the bytes
-/// at the speed of the page cache, no server thread copies them, and a reader that never reads
-/// costs the server nothing. An in-memory payload is copied once into a sealed memfd.
+/// A payload in a blob file is read by opening that file read-only (the desktop bridge, an
+/// upload); a `ReadFd` reader gets it through a pipe instead (``readerDescriptor(for:reader:feeder:)``).
+/// An in-memory payload is copied once into a sealed memfd, and a memory blob is its sealed memfd.
 enum DescriptorSource {
     static func descriptor(for payload: Payload) throws(PasteboardError) -> UnixFileDescriptor {
         switch payload {
@@ -29,6 +29,21 @@ enum DescriptorSource {
             lseek(fd, 0, SEEK_SET)
             PayloadWriter.seal(fd)
             return owned
+        }
+    }
+
+    /// The descriptor `ReadFd` hands `reader`: a store file's data comes through a pipe
+    /// (``StoredFileFeeder``), since the file itself could be made writable by its reader;
+    /// anything else as ``descriptor(for:)`` makes it (a sealed memfd).
+    static func readerDescriptor(for payload: Payload, reader: String, feeder: StoredFileFeeder) throws(PasteboardError) -> UnixFileDescriptor {
+        switch payload {
+        case .file(let blob) where !blob.id.isEmpty:
+            return try feeder.pipe(for: blob, reader: reader)
+        case .promised(let promise):
+            guard let payload = promise.resolved else { throw unresolved(promise) }
+            return try readerDescriptor(for: payload, reader: reader, feeder: feeder)
+        default:
+            return try descriptor(for: payload)
         }
     }
 
@@ -79,7 +94,7 @@ enum DescriptorSource {
         .providerFailed("the \(promise.type) data of '\(promise.name)' has not been provided yet")
     }
 
-    private static func unavailable(_ code: Int32) -> PasteboardError {
+    static func unavailable(_ code: Int32) -> PasteboardError {
         let cause = switch code {
         case ENOENT, EACCES, ENOTDIR, ELOOP: "the server's state directory may have been changed by hand"
         case EMFILE, ENFILE, ENOMEM: "the server is short of descriptors or memory; try again"
