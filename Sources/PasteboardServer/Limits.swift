@@ -47,7 +47,7 @@ public struct Limits: Sendable, Equatable {
         // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up.
         "transfer-idle-timeout-ms": 30_000,
         // File-descriptor transfers in progress at once, over all clients (a quarter of them
-        // from any one: PasteboardObject.transfersPerClient(of:)).
+        // from any one: TransferSlots), and as many `ReadFd` feeders apart.
         "max-transfers": 64,
         // How long a promise's writer has to answer `Provide` before the read fails.
         "provider-timeout-ms": 5_000,

@@ -78,38 +78,24 @@ extension PasteboardObject {
         return DescriptorWrite(name: request.name, items: read.items, options: request.options, endsAreFinal: read.endsAreFinal)
     }
 
-    /// How many of `max-transfers` one client process may hold at once: a quarter (at least
-    /// one), so that a client that starts transfers and never feeds them (each waits up to
-    /// `transfer-idle-timeout-ms`) leaves the others room.
-    static func transfersPerClient(of limit: UInt64) -> UInt64 {
-        max(1, limit / 4)
-    }
-
     /// Counts a transfer of `client`'s in, or says why not (`QuotaExceeded`).
     private func admitTransfer(for client: TransferClient) -> PasteboardError? {
-        let limit = service.limits.maxTransfers
-        let perClient = Self.transfersPerClient(of: limit)
-        return transfers.withLock { transfers in
-            let own = transfers.byClient[client, default: 0]
-            guard own < perClient else {
-                let holder = if case .process = client { "this process has \(perClient) transfers in progress already over its connections" } else { "this client has \(perClient) transfers in progress already" }
+        do throws(TransferSlots<TransferClient>.Refusal) {
+            try transfers.take(for: client)
+            return nil
+        } catch {
+            switch error {
+            case .holderFull(let most):
+                let holder = if case .process = client { "this process has \(most) transfers in progress already over its connections" } else { "this client has \(most) transfers in progress already" }
                 return .quotaExceeded("\(holder), the most one client may (a quarter of max-transfers); try again when one has finished")
-            }
-            guard transfers.total < limit else {
+            case .allTaken(let limit):
                 return .quotaExceeded("\(limit) transfers are already in progress (max-transfers); try again when one has finished")
             }
-            transfers.total += 1
-            transfers.byClient[client] = own + 1
-            return nil
         }
     }
 
     private func releaseTransfer(of client: TransferClient) {
-        transfers.withLock { transfers in
-            transfers.total -= 1
-            let left = transfers.byClient[client, default: 1] - 1
-            transfers.byClient[client] = left == 0 ? nil : left
-        }
+        transfers.release(client)
     }
 
     /// Whether `sender` has left the bus. A pipe reads as complete when its writer dies, so

@@ -22,9 +22,8 @@ final class PasteboardObject: DBusObject {
     let introspectionXML = String(decoding: PackageResources.org_pasteboardd_Pasteboard1_xml, as: UTF8.self)
     let service: PasteboardService
     let connection: Connection
-    /// Descriptor transfers in progress, in all and by client process (see
-    /// ``transfersPerClient(of:)``).
-    let transfers = Mutex<(total: UInt64, byClient: [TransferClient: UInt64])>((0, [:]))
+    /// `WriteItemsFd` transfers in progress, in all and by client process.
+    let transfers: TransferSlots<TransferClient>
     /// Calls handed to the service queue and not yet answered, by sender; a read skips the
     /// queue only when its sender has none.
     let queued = Mutex<[String: Int]>([:])
@@ -52,6 +51,7 @@ final class PasteboardObject: DBusObject {
         self.desktop = desktop
         isShared = shared != nil
         bounds = ArgumentBounds(service.limits)
+        transfers = TransferSlots(limit: service.limits.maxTransfers)
         feeder = StoredFileFeeder(limit: service.limits.maxTransfers)
         let statistics = BusStatistics(connection: connection, logger: service.logger)
         unreadReplies = UnreadReplies(statistics: statistics, overall: service.limits.maxUnreadBytes)

@@ -2,7 +2,6 @@ import CDBus
 import DBus
 import Foundation
 import PasteboardModel
-import Synchronization
 
 /// Hands a `ReadFd` reader the data of a store file through a pipe, filled by a thread of its
 /// own, instead of the file itself.
@@ -31,11 +30,11 @@ final class StoredFileFeeder: Sendable {
     /// `max-transfers` feeders unread takes a quarter of it. A refusal leaves 64 KiB.
     static let pipeSize: Int32 = 1 << 20
 
-    private let limit: UInt64
-    private let feeding = Mutex<(total: UInt64, bySender: [String: UInt64])>((0, [:]))
+    /// Feeders at work, by the reader's connection.
+    private let slots: TransferSlots<String>
 
     init(limit: UInt64) {
-        self.limit = limit
+        slots = TransferSlots(limit: limit)
     }
 
     /// The read end of a pipe that will carry the file of `blob` whole, then end.
@@ -83,27 +82,19 @@ final class StoredFileFeeder: Sendable {
     }
 
     private func admit(_ sender: String) throws(PasteboardError) {
-        let perSender = PasteboardObject.transfersPerClient(of: limit)
-        let refusal: PasteboardError? = feeding.withLock { feeding in
-            let own = feeding.bySender[sender, default: 0]
-            guard own < perSender else {
-                return .quotaExceeded("this client is being sent \(perSender) large data through ReadFd already, the most one client may (a quarter of max-transfers); read or close those first")
+        do throws(TransferSlots<String>.Refusal) {
+            try slots.take(for: sender)
+        } catch {
+            switch error {
+            case .holderFull(let most):
+                throw .quotaExceeded("this client is being sent \(most) large data through ReadFd already, the most one client may (a quarter of max-transfers); read or close those first")
+            case .allTaken(let limit):
+                throw .quotaExceeded("\(limit) ReadFd readers are being sent large data already (max-transfers); try again when one has finished")
             }
-            guard feeding.total < limit else {
-                return .quotaExceeded("\(limit) ReadFd readers are being sent large data already (max-transfers); try again when one has finished")
-            }
-            feeding.total += 1
-            feeding.bySender[sender] = own + 1
-            return nil
         }
-        if let refusal { throw refusal }
     }
 
     private func release(_ sender: String) {
-        feeding.withLock { feeding in
-            feeding.total -= 1
-            let left = feeding.bySender[sender, default: 1] - 1
-            feeding.bySender[sender] = left == 0 ? nil : left
-        }
+        slots.release(sender)
     }
 }

@@ -1,0 +1,51 @@
+import Synchronization
+
+/// Slots for work that holds server resources while a client decides how fast it goes (a
+/// `WriteItemsFd` read, a `ReadFd` feeder): at most `limit` in all, and a quarter of it (at
+/// least one) per holder, so that one client that starts them and never feeds or reads them
+/// leaves the others room.
+final class TransferSlots<Holder: Hashable & Sendable>: Sendable {
+    /// Why a slot was refused.
+    enum Refusal: Error {
+        /// The holder has ``perHolder`` already.
+        case holderFull(UInt64)
+        /// All ``limit`` are taken.
+        case allTaken(UInt64)
+    }
+
+    let limit: UInt64
+    private let taken = Mutex<(total: UInt64, byHolder: [Holder: UInt64])>((0, [:]))
+
+    init(limit: UInt64) {
+        self.limit = limit
+    }
+
+    /// How many one holder may have at once.
+    var perHolder: UInt64 { Self.perHolder(of: limit) }
+
+    static func perHolder(of limit: UInt64) -> UInt64 {
+        max(1, limit / 4)
+    }
+
+    /// Takes a slot for `holder`, or says why not.
+    func take(for holder: Holder) throws(Refusal) {
+        let refusal: Refusal? = taken.withLock { taken in
+            let own = taken.byHolder[holder, default: 0]
+            guard own < perHolder else { return .holderFull(perHolder) }
+            guard taken.total < limit else { return .allTaken(limit) }
+            taken.total += 1
+            taken.byHolder[holder] = own + 1
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Gives back a slot `holder` took.
+    func release(_ holder: Holder) {
+        taken.withLock { taken in
+            taken.total -= 1
+            let left = taken.byHolder[holder, default: 1] - 1
+            taken.byHolder[holder] = left == 0 ? nil : left
+        }
+    }
+}
