@@ -3,7 +3,10 @@
 /// `pbctl copy` without `-t` writes valid UTF-8 as `text/plain;charset=utf-8`, anything else
 /// as what its magic number says (`image/png`, …), and the rest as
 /// `application/octet-stream`. Text is tested first, as the contract says, so a file of
-/// plain ASCII is text even if it starts like a format whose magic is ASCII.
+/// plain ASCII is text even if it starts like a format whose magic is ASCII. Valid UTF-8 may
+/// hold NUL bytes, which no text file does but many formats' headers do: valid UTF-8 with a NUL
+/// in its first bytes is what its magic number says when one is recognized (a WebAssembly
+/// module, a TIFF, an SQLite database whose header happens to be ASCII), else text.
 ///
 /// ```swift
 /// TypeSniffer.sniff(Array("héllo".utf8))                        // "text/plain;charset=utf-8"
@@ -33,10 +36,7 @@ public enum TypeSniffer {
     public static func sniff(_ prefix: some Collection<UInt8>, isComplete: Bool) -> String {
         let bytes = Array(prefix.prefix(sniffLength))
         let isCut = !isComplete || prefix.count > sniffLength
-        if isUTF8Text(bytes, allowingCutEnd: isCut) {
-            return "text/plain;charset=utf-8"
-        }
-        return MagicNumbers.mimeType(of: bytes) ?? "application/octet-stream"
+        return sniff(bytes, isText: isUTF8Text(bytes, allowingCutEnd: isCut))
     }
 
     /// The type of data held whole: text only if every byte of it is (not just the first
@@ -46,15 +46,17 @@ public enum TypeSniffer {
     }
 
     /// The type of data whose text-ness was established elsewhere (over all of it, say a
-    /// file read in parts: ``UTF8TextScanner``): text when `isText`, else what its first
-    /// bytes, `prefix`, say.
+    /// file read in parts: ``UTF8TextScanner``): text when `isText`, unless its first bytes,
+    /// `prefix`, hold a NUL and a magic number; else what they say.
     public static func sniff(_ prefix: some Collection<UInt8>, isText: Bool) -> String {
-        if isText { return "text/plain;charset=utf-8" }
-        return MagicNumbers.mimeType(of: Array(prefix.prefix(sniffLength))) ?? "application/octet-stream"
+        let head = Array(prefix.prefix(sniffLength))
+        let magic = MagicNumbers.mimeType(of: head)
+        if isText, magic == nil || !head.contains(0) { return "text/plain;charset=utf-8" }
+        return magic ?? "application/octet-stream"
     }
 
     /// Whether the bytes are UTF-8 text: valid UTF-8 (no overlong forms, surrogates or code
-    /// points past U+10FFFF) and no NUL, which no text file contains.
+    /// points past U+10FFFF), NUL bytes included (see ``sniff(_:isText:)`` for what they change).
     ///
     /// - Parameters:
     ///   - bytes: The bytes to test.
@@ -68,7 +70,7 @@ public enum TypeSniffer {
 
     /// The same, over bytes in memory: ASCII is skipped eight bytes at a time.
     public static func isUTF8Text(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
-        scanUTF8(bytes, allowingCutEnd: allowingCutEnd, allowingNUL: false)
+        scanUTF8(bytes, allowingCutEnd: allowingCutEnd, allowingNUL: true)
     }
 
     /// Whether the bytes are valid UTF-8, NUL included: what an encoding check needs (text

@@ -28,6 +28,19 @@ struct CopyTests {
         #expect(pasted.err == "")
     }
 
+    /// Valid UTF-8 is text whatever bytes it holds, NUL included, as the contract says; NUL
+    /// bytes only let a binary format's magic number win.
+    @Test func utf8WithNULIsText() async throws {
+        let world = try await PbctlHarness()
+        let bytes = Data("a\u{0}b\n".utf8)
+        expectSuccess(try await world.pbctl("copy", input: bytes))
+        expectSuccess(try await world.pbctl("types"), stdout: "text/plain;charset=utf-8\n")
+        #expect(try await world.pbctl("paste").stdout == bytes)
+        let wasm = Data([0x00] + Array("asm".utf8) + [1, 0, 0, 0])
+        expectSuccess(try await world.pbctl("copy", input: wasm))
+        expectSuccess(try await world.pbctl("types"), stdout: "application/wasm\n")
+    }
+
     @Test func invalidUTF8IsOctetStream() async throws {
         let world = try await PbctlHarness()
         let bytes = Data([0x61, 0x62, 0xFF, 0xFE, 0x80, 0x63])
@@ -57,7 +70,7 @@ struct CopyTests {
         let cases: [(Data, String)] = [
             (text + Data([0xFF]), "application/octet-stream"), (text + Data("é".utf8), "text/plain;charset=utf-8"),
             (text + Data([0xC3]), "application/octet-stream"), (across + Data("€".utf8) + text, "text/plain;charset=utf-8"),
-            (across + Data([0xE2, 0x82, 0x41]) + text, "application/octet-stream"), (text + Data([0]), "application/octet-stream"),
+            (across + Data([0xE2, 0x82, 0x41]) + text, "application/octet-stream"), (text + Data([0]), "text/plain;charset=utf-8"),
         ]
         for (data, type) in cases {
             let file = try temporaryFile(data)

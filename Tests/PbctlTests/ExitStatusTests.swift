@@ -81,10 +81,10 @@ struct ExitStatusTests {
     func aServerThatStopsAnsweringDuringACopy() async throws {
         let world = try await PbctlHarness()
         let server = try #require(world.server)
-        // Not text (NULs), so streamed to the server as it comes once more than pbctl sends
-        // inline (1 MiB) is in; the input never ends.
+        // Not text (not UTF-8), so streamed to the server as it comes once more than pbctl
+        // sends inline (1 MiB) is in; the input never ends.
         let copying = try ChildProcess(try Paths.product("pbctl"), ["--address", world.bus.address, "copy"])
-        copying.write(Data(repeating: 0, count: 2 << 20))
+        copying.write(Data(repeating: 0xFF, count: 2 << 20))
         try await Task.sleep(for: .seconds(1))
         server.send(SIGSTOP)
         defer { server.send(SIGCONT) }

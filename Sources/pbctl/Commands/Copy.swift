@@ -5,9 +5,10 @@ struct Copy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy stdin (or FILE) to the pasteboard as one item.",
         discussion: """
-            Without -t the type is text/plain;charset=utf-8 when all of the input is UTF-8 text (a \
-            stream over 1 MiB is held in a temporary file until its end), else sniffed from the \
-            first bytes (image/png, application/pdf, …), else application/octet-stream. With several \
+            Without -t the type is text/plain;charset=utf-8 when all of the input is valid UTF-8, NUL \
+            bytes included, unless NUL bytes among the first ones go with a binary format's magic \
+            number (a stream over 1 MiB is held in a temporary file until its end), else sniffed from \
+            the first bytes (image/png, application/pdf, …), else application/octet-stream. With several \
             -t the same bytes are offered under each type, a type given twice once; text, TEXT, STRING \
             and UTF8_STRING mean text/plain;charset=utf-8. Large data travels through a file \
             descriptor and is never held in memory.
