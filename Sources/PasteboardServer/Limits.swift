@@ -44,8 +44,11 @@ public struct Limits: Sendable, Equatable {
         // data under long type names is not counted by the byte limits above, and 1024 items
         // of 64 types of 255 bytes would be 16 MiB a write.
         "max-type-bytes": 256 << 10,
-        // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up.
-        "transfer-idle-timeout-ms": 30_000,
+        // How long a `WriteItemsFd` waits for a writer that sends nothing before giving up:
+        // long enough for a slow producer (`ssh host tar c | pbctl copy` pausing), as a
+        // transfer whose caller left stops within a second anyway (CallerWatch), and a client
+        // that stays holds at most a quarter of `max-transfers`.
+        "transfer-idle-timeout-ms": 600_000,
         // File-descriptor transfers in progress at once, over all clients (a quarter of them
         // from any one: TransferSlots), and as many `ReadFd` feeders apart.
         "max-transfers": 64,
