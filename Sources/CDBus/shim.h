@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -57,6 +58,9 @@ static const int cdbus_FALLOC_FL_KEEP_SIZE = 0x01;
 // fcntl is variadic in C; these fixed-arity wrappers are callable from Swift.
 static inline int cdbus_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
 static inline int cdbus_fcntl(int fd, int cmd) { return fcntl(fd, cmd); }
+// ioctl is variadic, which Swift cannot call.
+static inline int cdbus_ioctl_int_pointer(int fd, unsigned long request, int *value) { return ioctl(fd, request, value); }
+static const unsigned long cdbus_FIONREAD = FIONREAD;
 
 // The pipelined bus handshake (DBus's PipelinedHandshake): dup3 and accept4 are declared only
 // under _GNU_SOURCE, and so is struct ucred: who connected to the stand-in, who runs the bus.

@@ -70,26 +70,23 @@ public enum TypeSniffer {
 
     /// The same, over bytes in memory: ASCII is skipped eight bytes at a time.
     public static func isUTF8Text(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
-        scanUTF8(bytes, allowingCutEnd: allowingCutEnd, allowingNUL: true)
+        scanUTF8(bytes, allowingCutEnd: allowingCutEnd)
     }
 
-    /// Whether the bytes are valid UTF-8, NUL included: what an encoding check needs (text
-    /// said to be UTF-8 that is, NUL or not), where ``isUTF8Text(_:allowingCutEnd:)`` asks
-    /// whether data is text at all.
+    /// Whether the bytes are valid UTF-8 to their end (what an encoding check needs: text said
+    /// to be UTF-8 that is): ``isUTF8Text(_:allowingCutEnd:)`` with no cut sequence allowed.
     public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        scanUTF8(bytes, allowingCutEnd: false, allowingNUL: true)
+        scanUTF8(bytes, allowingCutEnd: false)
     }
 
-    private static func scanUTF8(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool, allowingNUL: Bool) -> Bool {
+    private static func scanUTF8(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
         var index = 0
         let count = bytes.count
         while index < count {
-            // Eight ASCII bytes (without a NUL, unless allowed): no byte has its top bit set,
-            // and none is zero.
+            // Eight ASCII bytes: no byte has its top bit set.
             if index + 8 <= count {
                 let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                let hasZero = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
-                if word & 0x8080_8080_8080_8080 == 0, hasZero == 0 || allowingNUL {
+                if word & 0x8080_8080_8080_8080 == 0 {
                     index += 8
                     continue
                 }
@@ -98,11 +95,7 @@ public enum TypeSniffer {
             let length: Int
             var secondRange: ClosedRange<UInt8> = 0x80...0xBF
             switch lead {
-            case 0x00:
-                guard allowingNUL else { return false }
-                index += 1
-                continue
-            case 0x01...0x7F:
+            case 0x00...0x7F:
                 index += 1
                 continue
             case 0xC2...0xDF:

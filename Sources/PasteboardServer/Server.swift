@@ -58,12 +58,15 @@ public final class PasteboardServer: Sendable {
     private let service: PasteboardService
     private let lock: StateLock
     private let desktop: DesktopBridge?
+    /// Sends `ReadFd` readers stored data; a stop waits a while for them.
+    private let feeder: StoredFileFeeder
 
-    private init(connection: Connection, service: PasteboardService, lock: StateLock, desktop: DesktopBridge?) {
+    private init(connection: Connection, service: PasteboardService, lock: StateLock, desktop: DesktopBridge?, feeder: StoredFileFeeder) {
         self.connection = connection
         self.service = service
         self.lock = lock
         self.desktop = desktop
+        self.feeder = feeder
     }
 
     /// Connects, opens the store, exports the object and takes the bus name: once this returns
@@ -132,8 +135,10 @@ public final class PasteboardServer: Sendable {
         }
 
         let desktop = DesktopBridge(service: service, mode: configuration.desktop, environment: configuration.environment, logger: logger)
+        let feeder: StoredFileFeeder
         do {
             let object = PasteboardObject(service: service, connection: connection, desktop: desktop, shared: shared)
+            feeder = object.feeder
             try connection.export(object, at: PasteboardObject.path)
             switch try await connection.requestName(busName) {
             case .primaryOwner, .alreadyOwner:
@@ -148,7 +153,7 @@ public final class PasteboardServer: Sendable {
         }
         followTypeDeclarations(logger: logger)
         logger.info("serving \(busName) on \(connection.address), state in \(directory), store \(configuration.store)")
-        return PasteboardServer(connection: connection, service: service, lock: lock, desktop: desktop)
+        return PasteboardServer(connection: connection, service: service, lock: lock, desktop: desktop, feeder: feeder)
     }
 
     /// Keeps the MIME database current, so that `pbctl types declare` takes effect with no
@@ -180,7 +185,8 @@ public final class PasteboardServer: Sendable {
     /// Every change made is answered before the connection closes: what runs when the stop
     /// begins finishes and is answered first, and nothing begun after it changes anything
     /// (calls, queued or arriving, and transfers that end: their callers hear from the bus
-    /// that the server left without replying; see ``PasteboardService/beginStopping()``).
+    /// that the server left without replying; see ``PasteboardService/beginStopping()``). `ReadFd`
+    /// readers still being sent stored data get up to 5 s to read it.
     public func stop() async {
         service.beginStopping()
         desktop?.stop()
@@ -189,6 +195,9 @@ public final class PasteboardServer: Sendable {
         }
         connection.close()
         await connection.waitUntilDisconnected()
+        // A reader cut off would take what it got for all of the data (a pipe ends the same
+        // either way): the ones being fed get a few seconds to finish.
+        await feeder.waitUntilDone(within: .seconds(5))
         await service.checkpoint()
         _ = lock
     }

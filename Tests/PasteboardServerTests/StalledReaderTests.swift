@@ -38,6 +38,27 @@ struct StalledReaderTests {
     }
 }
 
+/// A `ReadFd` pipe carries the store file's own cached pages (`splice`), so the file must not be
+/// reused while any of them waits in the pipe, whatever the reader does with the pipe.
+struct LateReaderTests {
+    @Test func aReaderThatReadsLateGetsTheDataItAskedFor() async throws {
+        let h = try await Harness()
+        // Small enough to fit the feeder's pipe whole, large enough to become the spare file.
+        let size = 1 << 20
+        let first = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        try await h.writeFd([[("application/octet-stream", try Descriptors.file(first))]], to: "late")
+        let (_, late) = try await h.readFd("application/octet-stream", in: "late")
+        try await Task.sleep(for: .milliseconds(300))
+        // Removed, the file is let go of (off the queue, after the reply) and may become the
+        // spare, which the next large write overwrites, were nobody holding it.
+        try await h.remove("late")
+        try await Task.sleep(for: .milliseconds(300))
+        try await h.writeFd([[("application/octet-stream", try Descriptors.file([UInt8](repeating: 9, count: size)))]], to: "other")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try Descriptors.readAll(late) == first)
+    }
+}
+
 /// A client with thousands of calls in flight neither stops the server nor starves the others.
 struct CallFloodTests {
     @Test func thousandsOfPendingCallsAreAllAnsweredAndOthersServed() async throws {

@@ -461,10 +461,14 @@ enum CountAndData {
     /// waits `seconds`, and also until `gate` exists (it does when this returns).
     static func watch(_ name: String, in world: PbctlHarness, after seconds: Double, gate: String? = nil) async throws -> (Watcher, Int, UInt64) {
         let file = try temporaryFile(Data(), "pbctl-watch-exec")
+        // A gate of its own goes with the watcher; one the caller gives is the caller's.
+        let ownGate = gate == nil
         let gate = try gate ?? temporaryFile(Data(), "pbctl-watch-gate")
         _ = FileManager.default.createFile(atPath: gate, contents: nil)
         let script = #"while [ ! -e "$WATCH_GATE" ]; do sleep 0.02; done; sleep \#(seconds); printf '%s %s\n' "$PASTEBOARD_COUNT" "$(cat)" >> "$WATCH_OUTPUT""#
-        let watcher = try world.watch("-p", name, "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file, "WATCH_GATE": gate], linesFrom: file)
+        let watcher = try world.watch(
+            "-p", name, "watch", "--exec", "sh", "-c", script, environment: ["WATCH_OUTPUT": file, "WATCH_GATE": gate], linesFrom: file,
+            removing: ownGate ? [gate] : [])
         let skipped = try await watcher.prime(world, name: name) { "\($0) ready" }
         return (watcher, skipped, try await world.changeCount(name))
     }

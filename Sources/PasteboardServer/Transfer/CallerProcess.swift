@@ -12,8 +12,10 @@ import Glibc
 /// question before a commit) could find the client still there and store what a killed
 /// `pbctl copy` had passed on so far, as a complete copy.
 ///
-/// Only a process that exists and whose every thread is exiting counts: one that cannot be found (gone and reaped,
-/// or in another PID namespace than the bus's) is left to the bus's answer.
+/// Only a process that exists and whose every thread is exiting counts: one that cannot be
+/// found (gone and reaped) is left to the bus's answer. The process ID is the bus's
+/// (`GetConnectionUnixProcessID`), as for owner-only data: a server in another PID namespace than
+/// the bus would read another process's state here.
 enum CallerProcess {
     /// `PF_EXITING`, in the flags `/proc/PID/stat` shows (its ninth field).
     private static let exitingFlag: UInt = 0x4
@@ -42,7 +44,8 @@ enum CallerProcess {
         // state, ppid, pgrp, session, tty_nr, tpgid, flags.
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
         guard fields.count > 6, let state = fields.first?.first else { return false }
-        if state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") { return true }
+        // Zombie, or dead (`x` on kernels before 3.14).
+        if state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") || state == UInt8(ascii: "x") { return true }
         guard let flags = UInt(String(decoding: fields[6], as: UTF8.self)) else { return false }
         return flags & exitingFlag != 0
     }

@@ -16,9 +16,8 @@ import PasteboardModel
 /// The pipe is filled with `splice`, which passes the file's cached pages without copying them:
 /// the reader's `read` makes the one copy, as it did from the file. A spliced page stays the
 /// file's, though, so the file must not change until the reader has read it: the feeder holds
-/// the file open meanwhile (a file someone holds is never reused: ``SpareBlobFile``), and
-/// copies the last pipeful instead of splicing it, so that once it closes the file, the pipe
-/// holds copies only. A reader that stops reading keeps its feeder waiting, until it closes its
+/// the file open until the pipe is empty (a file someone holds is never reused:
+/// ``SpareBlobFile``). A reader that stops reading keeps its feeder waiting, until it closes its
 /// end; so each connection may have a quarter of `max-transfers` feeders at once, and all
 /// connections `max-transfers` (counted apart from `WriteItemsFd`'s transfers, which readers
 /// must not crowd out).
@@ -61,23 +60,58 @@ final class StoredFileFeeder: Sendable {
         return UnixFileDescriptor(owning: ends[0])
     }
 
-    /// Splices the file into the pipe but for its last pipeful, which is copied. Stops when the
-    /// reader closes its end (the write fails), or when the file cannot be read.
+    /// Splices the file into the pipe (copies it where the file system cannot splice), then
+    /// waits until the reader has taken everything, so that no page of the file is still in the
+    /// pipe when the feeder lets go of the file. Stops when the reader closes its end (the write
+    /// fails), or when the file cannot be read.
     static func feed(_ file: Int32, size: UInt64, into pipe: Int32) {
-        let pipeSize = UInt64(max(cdbus_fcntl(pipe, cdbus_F_GETPIPE_SZ), 4096))
-        let spliced = size > pipeSize ? size - pipeSize : 0
         var offset: Int64 = 0
-        while UInt64(offset) < spliced {
-            let moved = splice(file, &offset, pipe, nil, Int(min(spliced - UInt64(offset), pipeSize)), 0)
-            if moved < 0, errno == EINTR { continue }
-            guard moved > 0 else { return }
-        }
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var canSplice = true
         while UInt64(offset) < size {
-            let count = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, min($0.count, Int(size - UInt64(offset))), off_t(offset)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0, UnixFileDescriptor.writeAll(pipe, buffer[..<count]) == 0 else { return }
-            offset += Int64(count)
+            let left = Int(min(size - UInt64(offset), 1 << 20))
+            if canSplice {
+                let moved = splice(file, &offset, pipe, nil, left, 0)
+                if moved > 0 { continue }
+                if moved < 0, errno == EINTR { continue }
+                guard moved < 0, errno == EINVAL || errno == ENOSYS else { return }
+                canSplice = false
+            }
+            guard copy(file, at: &offset, count: left, into: pipe) else { return }
+        }
+        waitUntilRead(pipe)
+    }
+
+    /// Copies up to `count` bytes of the file at `offset` into the pipe; false when the file
+    /// cannot be read there or the reader is gone.
+    private static func copy(_ file: Int32, at offset: inout Int64, count: Int, into pipe: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: min(count, 64 << 10))
+        let read = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, $0.count, off_t(offset)) }
+        if read < 0, errno == EINTR { return true }
+        guard read > 0, UnixFileDescriptor.writeAll(pipe, buffer[..<read]) == 0 else { return false }
+        offset += Int64(read)
+        return true
+    }
+
+    /// Waits until the pipe is empty or its reader gone. A spliced page is the file's own, not
+    /// a copy: while one waits in the pipe, the file must stay open, which keeps it from being
+    /// reused (``SpareBlobFile`` overwrites only a file nobody holds). The reader may resize its
+    /// end of the pipe, so what is left is measured (`FIONREAD`), not inferred from the pipe's
+    /// size.
+    private static func waitUntilRead(_ pipe: Int32) {
+        while true {
+            var unread: Int32 = 0
+            guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0, unread > 0 else { return }
+            // No event says "drained"; the reader leaving does (POLLERR), at once.
+            var probe = pollfd(fd: pipe, events: 0, revents: 0)
+            if poll(&probe, 1, 5) > 0, probe.revents & Int16(POLLERR | POLLHUP) != 0 { return }
+        }
+    }
+
+    /// Waits until no reader is being fed, at most `limit`.
+    func waitUntilDone(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while slots.inUse > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 

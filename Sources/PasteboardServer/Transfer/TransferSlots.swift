@@ -20,6 +20,9 @@ final class TransferSlots<Holder: Hashable & Sendable>: Sendable {
         self.limit = limit
     }
 
+    /// How many are taken.
+    var inUse: UInt64 { taken.withLock { $0.total } }
+
     /// How many one holder may have at once.
     var perHolder: UInt64 { Self.perHolder(of: limit) }
 

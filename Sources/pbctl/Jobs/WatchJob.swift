@@ -129,7 +129,8 @@ struct WatchJob: Job {
     /// A change waiting for its command, and the fetch of its data if it was started.
     private struct Pending: Sendable {
         let change: Server.Change
-        let fetch: Task<ChildProcess.Input, Never>?
+        /// Nil when the server put the fetch off: it is made again in turn.
+        let fetch: Task<ChildProcess.Input?, Never>?
     }
 
     /// Runs the command once per change, in order, one at a time. Each change's data is asked
@@ -147,13 +148,16 @@ struct WatchJob: Job {
                     count += 1
                     return count <= Self.prefetchLimit
                 }
-                continuation.yield(Pending(change: change, fetch: prefetch ? Task { await Self.input(for: change, server) } : nil))
+                continuation.yield(Pending(change: change, fetch: prefetch ? Task { await Self.input(for: change, server, early: true) } : nil))
             }
             continuation.finish()
         }
         defer { feeder.cancel() }
         for await pending in queue {
-            let input = if let fetch = pending.fetch { await fetch.value } else { await Self.input(for: pending.change, server) }
+            // A fetch the server put off (its share of large reads in progress was taken) is
+            // made again in turn, once the earlier changes' data has been read.
+            let early = await pending.fetch?.value
+            let input = if let early { early } else { await Self.input(for: pending.change, server) ?? .nothing }
             waiting.withLock { $0 -= 1 }
             if json { printLine(pending.change) }
             try await runCommand(for: pending.change, input: input)
@@ -163,7 +167,7 @@ struct WatchJob: Job {
     private func report(_ change: Server.Change, _ server: Server) async throws {
         if exec.isEmpty { return printLine(change) }
         if json { printLine(change) }
-        try await runCommand(for: change, input: await Self.input(for: change, server))
+        try await runCommand(for: change, input: await Self.input(for: change, server) ?? .nothing)
     }
 
     /// The change's line: `NAME COUNT TYPE...`, or with `--json` a JSON object.
@@ -179,13 +183,19 @@ struct WatchJob: Job {
     /// a concealed write), or when it changed again or emptied before its data was asked for,
     /// which is said on stderr: the command then runs with no data, which it must not take for
     /// empty data.
-    private static func input(for change: Server.Change, _ server: Server) async -> ChildProcess.Input {
+    ///
+    /// Fetched `early` (ahead of its turn), a fetch the server refuses for want of room for
+    /// another large read of this client's (`QuotaExceeded`: each data over the inline limit
+    /// holds one until it is read) is put off: nil, to be made in turn.
+    private static func input(for change: Server.Change, _ server: Server, early: Bool = false) async -> ChildProcess.Input? {
         guard !change.types.isEmpty else { return .nothing }
         do {
             switch try await BestData.read(server, name: change.name, item: nil, types: BestData.defaultTypes, expect: change.count) {
             case .bytes(let bytes): return .bytes(bytes)
             case .descriptor(let fd): return .descriptor(fd)
             }
+        } catch let error as PasteboardError where early && error.code == .quotaExceeded {
+            return nil
         } catch {
             let reason = (error as? PasteboardError)?.code == .stale ? "it changed again before its data could be read" : "\(error)"
             Output.error("change \(change.count) of '\(change.name)' comes with no data on stdin: \(reason)")

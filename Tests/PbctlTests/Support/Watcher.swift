@@ -18,14 +18,17 @@ final class Watcher: Sendable {
     private let child: ChildProcess
     /// Where ``lines`` come from instead of stdout: a file an `--exec` command appends to.
     private let file: String?
+    /// Files of the test's to delete with it (a gate its commands wait on, say).
+    private let companions: [String]
 
     /// Starts the built `pbctl` with `arguments`.
     ///
     /// - Parameters:
     ///   - environment: added to the watcher's environment (and so to its `--exec` commands').
     ///   - file: where ``lines`` are read from instead of stdout.
-    init(_ arguments: [String], environment: [String: String] = [:], linesFrom file: String? = nil) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], linesFrom file: String? = nil, removing companions: [String] = []) throws {
         self.file = file
+        self.companions = companions
         child = try ChildProcess(try Paths.product("pbctl"), arguments, environment: environment)
         child.send(Data())
     }
@@ -40,7 +43,7 @@ final class Watcher: Sendable {
     /// lines were read from goes too.
     func stop() {
         child.kill()
-        if let file { try? FileManager.default.removeItem(atPath: file) }
+        for path in [file].compactMap({ $0 }) + companions { try? FileManager.default.removeItem(atPath: path) }
     }
 
     /// The complete lines printed so far.
@@ -101,8 +104,8 @@ final class Watcher: Sendable {
 
 extension PbctlHarness {
     /// Starts `pbctl --address BUS ARGUMENTS...` in the background.
-    func watch(_ arguments: String..., environment: [String: String] = [:], linesFrom file: String? = nil) throws -> Watcher {
-        try Watcher(["--address", bus.address] + arguments, environment: environment, linesFrom: file)
+    func watch(_ arguments: String..., environment: [String: String] = [:], linesFrom file: String? = nil, removing companions: [String] = []) throws -> Watcher {
+        try Watcher(["--address", bus.address] + arguments, environment: environment, linesFrom: file, removing: companions)
     }
 
     /// The change count of `name`, as `pbctl count` prints it.
