@@ -98,12 +98,22 @@ final class StoredFileFeeder: Sendable {
     /// end of the pipe, so what is left is measured (`FIONREAD`), not inferred from the pipe's
     /// size.
     private static func waitUntilRead(_ pipe: Int32) {
+        var looks = 0
         while true {
             var unread: Int32 = 0
             guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0, unread > 0 else { return }
-            // No event says "drained"; the reader leaving does (POLLERR), at once.
+            // The reader sees the end only once the feeder closes the pipe: looked at every
+            // 100 µs while it reads the last pipeful (a mebibyte takes it about 200 µs), then
+            // every 5 ms for one that stopped reading. No event says "drained"; the reader
+            // leaving does (POLLERR), at once.
+            looks += 1
             var probe = pollfd(fd: pipe, events: 0, revents: 0)
-            if poll(&probe, 1, 5) > 0, probe.revents & Int16(POLLERR | POLLHUP) != 0 { return }
+            if looks <= 200 {
+                usleep(100)
+                guard poll(&probe, 1, 0) <= 0 || probe.revents & Int16(POLLERR | POLLHUP) == 0 else { return }
+            } else if poll(&probe, 1, 5) > 0, probe.revents & Int16(POLLERR | POLLHUP) != 0 {
+                return
+            }
         }
     }
 
