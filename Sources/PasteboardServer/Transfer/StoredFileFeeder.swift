@@ -104,14 +104,14 @@ final class StoredFileFeeder: Sendable {
             guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0, unread > 0 else { return }
             // The reader sees the end only once the feeder closes the pipe: looked at every
             // 100 µs while it reads the last pipeful (a mebibyte takes it about 200 µs), then
-            // every 5 ms for one that stopped reading. No event says "drained"; the reader
-            // leaving does (POLLERR), at once.
+            // every 5 ms, slowing to every 100 ms for one that stopped reading. No event says
+            // "drained"; the reader leaving does (POLLERR), at once.
             looks += 1
             var probe = pollfd(fd: pipe, events: 0, revents: 0)
             if looks <= 200 {
                 usleep(100)
                 guard poll(&probe, 1, 0) <= 0 || probe.revents & Int16(POLLERR | POLLHUP) == 0 else { return }
-            } else if poll(&probe, 1, 5) > 0, probe.revents & Int16(POLLERR | POLLHUP) != 0 {
+            } else if poll(&probe, 1, Int32(min(100, 5 * (1 + (looks - 200) / 20)))) > 0, probe.revents & Int16(POLLERR | POLLHUP) != 0 {
                 return
             }
         }
