@@ -87,7 +87,7 @@ extension PasteboardObject {
                 throw PasteboardError.noSuchType("'\(name)' holds no promise of this server's clients for \(type) at change \(count)")
             }
             let payload = try await promise.resolve { [self] in try await provide(promise) }
-            let data = try DescriptorSource.descriptor(for: payload)
+            let data = try DescriptorSource.serverSideDescriptor(for: payload)
             let chunks = shared.store.origin + "-provided-" + Store.randomID()
             try await shared.store.upload(data.rawValue, as: chunks)
             try await shared.store.send(.answered(request: request, chunks: chunks))

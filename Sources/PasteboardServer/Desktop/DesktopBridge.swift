@@ -492,9 +492,9 @@ final class DesktopBridge: DesktopClipboardDelegate, Sendable {
             payload = try await promise.resolve { try await resolve(promise) }
         }
         if type == DesktopTypes.latin1Target {
-            return try DescriptorSource.descriptor(for: .inline(DesktopTypes.latin1(fromUTF8: try DescriptorSource.bytes(of: payload))))
+            return try DescriptorSource.serverSideDescriptor(for: .inline(DesktopTypes.latin1(fromUTF8: try DescriptorSource.bytes(of: payload))))
         }
-        return try DescriptorSource.descriptor(for: payload)
+        return try DescriptorSource.serverSideDescriptor(for: payload)
     }
 
     // MARK: Names

@@ -12,7 +12,10 @@ import Glibc
 /// upload); a `ReadFd` reader gets it through a pipe instead (``readerDescriptor(for:reader:feeder:)``).
 /// An in-memory payload is copied once into a sealed memfd, and a memory blob is its sealed memfd.
 enum DescriptorSource {
-    static func descriptor(for payload: Payload) throws(PasteboardError) -> UnixFileDescriptor {
+    /// A descriptor of the payload for the server's own reading (the desktop bridge, an upload):
+    /// a store file's is the file itself, which no client may be given (see
+    /// ``readerDescriptor(for:reader:feeder:)``).
+    static func serverSideDescriptor(for payload: Payload) throws(PasteboardError) -> UnixFileDescriptor {
         switch payload {
         case .file(let blob):
             let fd = open(blob.path, O_RDONLY | O_CLOEXEC)
@@ -20,7 +23,7 @@ enum DescriptorSource {
             return UnixFileDescriptor(owning: fd)
         case .promised(let promise):
             guard let payload = promise.resolved else { throw unresolved(promise) }
-            return try descriptor(for: payload)
+            return try serverSideDescriptor(for: payload)
         case .inline(let bytes):
             let fd = memfd_create("pasteboard", cdbus_MFD_CLOEXEC | cdbus_MFD_ALLOW_SEALING)
             guard fd >= 0 else { throw unavailable(errno) }
@@ -34,7 +37,7 @@ enum DescriptorSource {
 
     /// The descriptor `ReadFd` hands `reader`: a store file's data comes through a pipe
     /// (``StoredFileFeeder``), since the file itself could be made writable by its reader;
-    /// anything else as ``descriptor(for:)`` makes it (a sealed memfd).
+    /// anything else as ``serverSideDescriptor(for:)`` makes it (a sealed memfd).
     static func readerDescriptor(for payload: Payload, reader: String, feeder: StoredFileFeeder) throws(PasteboardError) -> UnixFileDescriptor {
         switch payload {
         case .file(let blob) where !blob.id.isEmpty:
@@ -43,7 +46,7 @@ enum DescriptorSource {
             guard let payload = promise.resolved else { throw unresolved(promise) }
             return try readerDescriptor(for: payload, reader: reader, feeder: feeder)
         default:
-            return try descriptor(for: payload)
+            return try serverSideDescriptor(for: payload)
         }
     }
 
