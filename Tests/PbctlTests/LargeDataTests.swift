@@ -39,6 +39,31 @@ struct LargeDataTests {
         expectSuccess(try await world.pbctl("paste"), stdout: "before")
     }
 
+    /// A paste through a descriptor that the server stops feeding (it was killed) ends with a
+    /// failure, not with part of the data and success: the pipe ends either way, and the size
+    /// the server gave tells them apart.
+    @Test func aPasteCutShortFails() async throws {
+        let world = try await PbctlHarness(limits: Self.limits)
+        let server = try #require(world.server)
+        let data = randomBytes(24 << 20)
+        let file = try temporaryFile(data)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        expectSuccess(try await world.pbctl("copy", file))
+        let status = file + ".status"
+        defer { try? FileManager.default.removeItem(atPath: status) }
+        // The paste's reader waits before it reads, so that the server dies while the pipe is
+        // still being fed.
+        let pasting = Task {
+            try await runProgram("/bin/sh", ["-c", "{ \"$0\" --address \"$1\" paste 2>&1; echo \"exit $?\" > \"$2\"; } | { sleep 2; cat > /dev/null; }",
+                                            try Paths.product("pbctl"), world.bus.address, status])
+        }
+        try await Task.sleep(for: .milliseconds(800))
+        server.send(SIGKILL)
+        _ = try await pasting.value
+        let said = try String(contentsOfFile: status, encoding: .utf8)
+        #expect(said == "exit 74\n", "\(said)")
+    }
+
     @Test func fromAFile() async throws {
         let world = try await PbctlHarness(limits: Self.limits)
         let data = randomBytes(Self.size)

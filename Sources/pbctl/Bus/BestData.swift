@@ -14,7 +14,9 @@ enum BestData {
 
     enum Result: Sendable {
         case bytes([UInt8])
-        case descriptor(Int32)
+        /// The data through a descriptor, and its size as `Items` gave it (-1 if unknown): a
+        /// pipe that ends before it was cut short (the server stopped while sending it).
+        case descriptor(Int32, size: Int64)
     }
 
     /// How many times a read of whatever is current starts again when the pasteboard changes
@@ -92,7 +94,7 @@ enum BestData {
 
     /// Closes the descriptor of data that goes unused.
     private static func discard(_ read: (result: Result, type: PasteboardType)) {
-        if case .descriptor(let fd) = read.result { close(fd) }
+        if case .descriptor(let fd, _) = read.result { close(fd) }
     }
 
     /// The data of one item, and the item's type it is.
@@ -108,7 +110,9 @@ enum BestData {
             for request in types {
                 guard let wanted = try? PasteboardType(validating: request) else { continue }
                 if let index = MIMEDatabase.shared.indexOfBestMatch(for: wanted, in: offered) {
-                    return (.descriptor(try await server.readFd(name, item: item, type: offered[index].rawValue, expect: count)), offered[index])
+                    let sizes = items[Int(item)].sizes
+                    let size = index < sizes.count ? sizes[index] : -1
+                    return (.descriptor(try await server.readFd(name, item: item, type: offered[index].rawValue, expect: count), size: size), offered[index])
                 }
             }
             throw error

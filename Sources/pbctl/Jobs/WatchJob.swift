@@ -192,7 +192,7 @@ struct WatchJob: Job {
         do {
             switch try await BestData.read(server, name: change.name, item: nil, types: BestData.defaultTypes, expect: change.count) {
             case .bytes(let bytes): return .bytes(bytes)
-            case .descriptor(let fd): return .descriptor(fd)
+            case .descriptor(let fd, _): return .descriptor(fd)
             }
         } catch let error as PasteboardError where early && error.code == .quotaExceeded {
             return nil
