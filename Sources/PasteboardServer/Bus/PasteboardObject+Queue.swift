@@ -103,6 +103,13 @@ extension PasteboardObject {
         waitForTask { [self] in await processIDs.pid(of: sender, on: connection) ?? 0 }
     }
 
+    /// Whom a transfer of `sender`'s counts against: its process, looked up (blocking this
+    /// thread, never the bus's) unless known; its connection when the bus cannot say.
+    func transferClient(of sender: String) -> TransferClient {
+        let pid = processIDs.remembered(sender) ?? lookUpProcess(of: sender)
+        return pid == 0 ? .connection(sender) : .process(pid)
+    }
+
     func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {
         switch method {
         case .writeItems, .writePromised:

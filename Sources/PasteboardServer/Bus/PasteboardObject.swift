@@ -52,7 +52,7 @@ final class PasteboardObject: DBusObject {
         isShared = shared != nil
         bounds = ArgumentBounds(service.limits)
         transfers = TransferSlots(limit: service.limits.maxTransfers)
-        feeder = StoredFileFeeder(limit: service.limits.maxTransfers)
+        feeder = StoredFileFeeder(maxTransfers: service.limits.maxTransfers)
         let statistics = BusStatistics(connection: connection, logger: service.logger)
         unreadReplies = UnreadReplies(statistics: statistics, overall: service.limits.maxUnreadBytes)
         changedBacklog = ChangedBacklogWatch(statistics: statistics, connection: connection, backlog: service.announcements, full: service.limits.maxUnreadBytes)
@@ -281,7 +281,7 @@ final class PasteboardObject: DBusObject {
                 expect: arguments[3].uint64Value!, callerPID: callerPID)
             try withData(call, representation) { [self] representation throws(PasteboardError) in
                 offload(call) { () throws(PasteboardError) in
-                    [.uint64(count), .unixFD(try DescriptorSource.readerDescriptor(for: representation.payload, reader: call.sender, feeder: self.feeder))]
+                    [.uint64(count), .unixFD(try DescriptorSource.readerDescriptor(for: representation.payload, reader: self.transferClient(of: call.sender), feeder: self.feeder))]
                 }
             }
         case .createUnique:

@@ -38,13 +38,13 @@ enum DescriptorSource {
     /// The descriptor `ReadFd` hands `reader`: a store file's data comes through a pipe
     /// (``StoredFileFeeder``), since the file itself could be made writable by its reader;
     /// anything else as ``serverSideDescriptor(for:)`` makes it (a sealed memfd).
-    static func readerDescriptor(for payload: Payload, reader: String, feeder: StoredFileFeeder) throws(PasteboardError) -> UnixFileDescriptor {
+    static func readerDescriptor(for payload: Payload, reader: @autoclosure () -> TransferClient, feeder: StoredFileFeeder) throws(PasteboardError) -> UnixFileDescriptor {
         switch payload {
         case .file(let blob) where !blob.id.isEmpty:
-            return try feeder.pipe(for: blob, reader: reader)
+            return try feeder.pipe(for: blob, reader: reader())
         case .promised(let promise):
             guard let payload = promise.resolved else { throw unresolved(promise) }
-            return try readerDescriptor(for: payload, reader: reader, feeder: feeder)
+            return try readerDescriptor(for: payload, reader: reader(), feeder: feeder)
         default:
             return try serverSideDescriptor(for: payload)
         }

@@ -18,9 +18,8 @@ import PasteboardModel
 /// file's, though, so the file must not change until the reader has read it: the feeder holds
 /// the file open until the pipe is empty (a file someone holds is never reused:
 /// ``SpareBlobFile``). A reader that stops reading keeps its feeder waiting, until it closes its
-/// end; so each connection may have a quarter of `max-transfers` feeders at once, and all
-/// connections `max-transfers` (counted apart from `WriteItemsFd`'s transfers, which readers
-/// must not crowd out).
+/// end; so each process may have `max-transfers` feeders at once, and all of them four times as
+/// many (counted apart from `WriteItemsFd`'s transfers, which readers must not crowd out).
 final class StoredFileFeeder: Sendable {
     /// The pipe's buffer: 1 MiB (the most an unprivileged process may ask for by default) took
     /// 64 MiB to a reader in half the time 256 KiB did (the feeder and the reader take turns
@@ -29,22 +28,26 @@ final class StoredFileFeeder: Sendable {
     /// `max-transfers` feeders unread takes a quarter of it. A refusal leaves 64 KiB.
     static let pipeSize: Int32 = 1 << 20
 
-    /// Feeders at work, by the reader's connection.
-    private let slots: TransferSlots<String>
+    /// Feeders at work, by the reader's process.
+    private let slots: TransferSlots<TransferClient>
 
-    init(limit: UInt64) {
-        slots = TransferSlots(limit: limit)
+    /// - Parameter maxTransfers: `max-transfers`; feeders may be four times as many, a quarter
+    ///   of them (as many as `max-transfers`) for one process: enough for `pbctl watch`, which
+    ///   fetches the data of up to 32 changes ahead.
+    init(maxTransfers: UInt64) {
+        let (limit, overflow) = maxTransfers.multipliedReportingOverflow(by: 4)
+        slots = TransferSlots(limit: overflow ? .max : limit)
     }
 
     /// The read end of a pipe that will carry the file of `blob` whole, then end.
-    func pipe(for blob: Blob, reader sender: String) throws(PasteboardError) -> UnixFileDescriptor {
-        try admit(sender)
+    func pipe(for blob: Blob, reader: TransferClient) throws(PasteboardError) -> UnixFileDescriptor {
+        try admit(reader)
         var ends: [Int32] = [-1, -1]
         let file = open(blob.path, O_RDONLY | O_CLOEXEC)
         guard file >= 0, pipe2(&ends, O_CLOEXEC) == 0 else {
             let code = errno
             if file >= 0 { close(file) }
-            release(sender)
+            release(reader)
             throw DescriptorSource.unavailable(code)
         }
         _ = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, Self.pipeSize)
@@ -53,7 +56,7 @@ final class StoredFileFeeder: Sendable {
             defer {
                 close(file)
                 close(input)
-                release(sender)
+                release(reader)
             }
             Self.feed(file, size: size, into: input)
         }
@@ -125,20 +128,20 @@ final class StoredFileFeeder: Sendable {
         }
     }
 
-    private func admit(_ sender: String) throws(PasteboardError) {
-        do throws(TransferSlots<String>.Refusal) {
-            try slots.take(for: sender)
+    private func admit(_ reader: TransferClient) throws(PasteboardError) {
+        do throws(TransferSlots<TransferClient>.Refusal) {
+            try slots.take(for: reader)
         } catch {
             switch error {
             case .holderFull(let most):
-                throw .quotaExceeded("this client is being sent \(most) large data through ReadFd already, the most one client may (a quarter of max-transfers); read or close those first")
+                throw .quotaExceeded("this process is being sent \(most) large data through ReadFd already, the most one process may (max-transfers); read or close those first")
             case .allTaken(let limit):
-                throw .quotaExceeded("\(limit) ReadFd readers are being sent large data already (max-transfers); try again when one has finished")
+                throw .quotaExceeded("\(limit) ReadFd readers are being sent large data already (four times max-transfers); try again when one has finished")
             }
         }
     }
 
-    private func release(_ sender: String) {
-        slots.release(sender)
+    private func release(_ reader: TransferClient) {
+        slots.release(reader)
     }
 }
