@@ -137,6 +137,25 @@ struct LargeTransferTests {
         #expect(small.all == [1])
     }
 
+    @Test("a load whose data ends early, the server killed while sending it, fails instead of returning part of it")
+    func loadCutShortFails() async throws {
+        let world = try await World(limits: Self.limits)
+        let server = try #require(world.server)
+        let bytes = randomBytes(24 << 20)
+        try await world.pasteboard().setData(bytes, forType: .quickTimeMovie)
+        // The first progress report holds the reader while the server dies mid-pipe.
+        let killed = Collected<Bool>()
+        await #expect(throws: PasteboardError.self) {
+            _ = try await world.pasteboard().loadTransferable(type: Data.self) { _ in
+                guard killed.all.isEmpty else { return }
+                killed.append(true)
+                server.send(SIGKILL)
+                usleep(500_000)
+            }
+        }
+        #expect(killed.all == [true])
+    }
+
     @Test("cancelling a 200 MiB load throws CancellationError and leaves no temporary file")
     func cancel() async throws {
         let world = try await World(limits: Self.limits)

@@ -108,7 +108,8 @@ enum PayloadTransfer {
 
     /// Reads `source` to its end in chunks of up to 1 MiB, handing each to `sink`, checking for
     /// cancellation before each read and reporting progress against `size` (unknown when not
-    /// positive) after each, then 1 at the end. Run by ``BlockingWork``, off the tasks' pool.
+    /// positive) after each, then 1 at the end; data that ends short of a known `size` fails.
+    /// Run by ``BlockingWork``, off the tasks' pool.
     private static func copyChunks(
         from source: Int32, size: Int64, progress: (@Sendable (Double) -> Void)?, isCancelled: () -> Bool,
         into sink: (UnsafeRawBufferPointer) throws -> Void
@@ -123,6 +124,11 @@ enum PayloadTransfer {
             try buffer.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             total += Int64(count)
             if size > 0 { progress?(min(1, Double(total) / Double(size))) }
+        }
+        // The server's pipe ends the same way whether it sent everything or stopped sending
+        // (killed, or stopped with the reader still being fed): the size it gave tells them apart.
+        if size > 0, total != size {
+            throw PasteboardError.noSuchItem("the data ended after \(total) of its \(size) bytes: the server stopped or failed while sending it; read it again")
         }
         progress?(1)
     }
