@@ -50,8 +50,9 @@ public enum TypeSniffer {
     /// `prefix`, hold a NUL and a magic number; else what they say.
     public static func sniff(_ prefix: some Collection<UInt8>, isText: Bool) -> String {
         let head = Array(prefix.prefix(sniffLength))
+        if isText, !head.contains(0) { return "text/plain;charset=utf-8" }
         let magic = MagicNumbers.mimeType(of: head)
-        if isText, magic == nil || !head.contains(0) { return "text/plain;charset=utf-8" }
+        if isText, magic == nil { return "text/plain;charset=utf-8" }
         return magic ?? "application/octet-stream"
     }
 
@@ -71,12 +72,6 @@ public enum TypeSniffer {
     /// The same, over bytes in memory: ASCII is skipped eight bytes at a time.
     public static func isUTF8Text(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {
         scanUTF8(bytes, allowingCutEnd: allowingCutEnd)
-    }
-
-    /// Whether the bytes are valid UTF-8 to their end (what an encoding check needs: text said
-    /// to be UTF-8 that is): ``isUTF8Text(_:allowingCutEnd:)`` with no cut sequence allowed.
-    public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        scanUTF8(bytes, allowingCutEnd: false)
     }
 
     private static func scanUTF8(_ bytes: UnsafeRawBufferPointer, allowingCutEnd: Bool) -> Bool {

@@ -55,7 +55,7 @@ enum DesktopTypes {
         case latin1Target:
             return utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
         case "TEXT", "UTF8_STRING":
-            let isUTF8 = try DescriptorSource.withBytes(of: payload) { TypeSniffer.isValidUTF8($0) }
+            let isUTF8 = try DescriptorSource.withBytes(of: payload) { TypeSniffer.isUTF8Text($0, allowingCutEnd: false) }
             return isUTF8 ? nil : utf8(fromLatin1: try DescriptorSource.bytes(of: payload))
         default:
             return nil
