@@ -106,8 +106,8 @@ extension PasteboardObject {
     /// Whom a transfer of `sender`'s counts against: its process, looked up (blocking this
     /// thread, never the bus's) unless known; its connection when the bus cannot say.
     func transferClient(of sender: String) -> TransferClient {
-        let pid = processIDs.remembered(sender) ?? lookUpProcess(of: sender)
-        return pid == 0 ? .connection(sender) : .process(pid)
+        if let pid = processIDs.remembered(sender) { return .process(pid) }
+        return waitForTask { [self] in await processIDs.transferClient(of: sender, on: connection) }
     }
 
     func needsCallerPID(_ method: InterfaceMethod, _ arguments: [DBusValue]) -> Bool {

@@ -35,10 +35,7 @@ extension PasteboardObject {
         }
         // The process is asked of the bus once per client; until it answers, nothing is read.
         if let pid = processIDs.remembered(call.sender) { return transfer(call, request, for: .process(pid)) }
-        Task {
-            let pid = await processIDs.pid(of: call.sender, on: connection)
-            transfer(call, request, for: pid.map { .process($0) } ?? .connection(call.sender))
-        }
+        Task { transfer(call, request, for: await processIDs.transferClient(of: call.sender, on: connection)) }
     }
 
     /// Counts the transfer in for `client`, then reads every descriptor on a thread of its own.

@@ -19,6 +19,12 @@ final class ProcessIDs: Sendable {
         return pid
     }
 
+    /// Whom a descriptor transfer of `uniqueName`'s counts against: its process, or its
+    /// connection when the bus cannot say.
+    func transferClient(of uniqueName: String, on connection: Connection) async -> TransferClient {
+        await pid(of: uniqueName, on: connection).map { .process($0) } ?? .connection(uniqueName)
+    }
+
     /// The process of `uniqueName` if it was looked up before: no round trip, no waiting.
     func remembered(_ uniqueName: String) -> UInt32? {
         known.withLock { $0[uniqueName] }
