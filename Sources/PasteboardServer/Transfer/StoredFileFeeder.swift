@@ -69,26 +69,26 @@ final class StoredFileFeeder: Sendable {
     /// fails), or when the file cannot be read.
     static func feed(_ file: Int32, size: UInt64, into pipe: Int32) {
         var offset: Int64 = 0
-        var canSplice = true
+        // Set once the file system refuses to splice: the rest is copied through it.
+        var buffer: [UInt8]? = nil
         while UInt64(offset) < size {
             let left = Int(min(size - UInt64(offset), 1 << 20))
-            if canSplice {
+            if buffer == nil {
                 let moved = splice(file, &offset, pipe, nil, left, 0)
                 if moved > 0 { continue }
                 if moved < 0, errno == EINTR { continue }
                 guard moved < 0, errno == EINVAL || errno == ENOSYS else { return }
-                canSplice = false
+                buffer = [UInt8](repeating: 0, count: 64 << 10)
             }
-            guard copy(file, at: &offset, count: left, into: pipe) else { return }
+            guard copy(file, at: &offset, count: left, into: pipe, through: &buffer!) else { return }
         }
         waitUntilRead(pipe)
     }
 
     /// Copies up to `count` bytes of the file at `offset` into the pipe; false when the file
     /// cannot be read there or the reader is gone.
-    private static func copy(_ file: Int32, at offset: inout Int64, count: Int, into pipe: Int32) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: min(count, 64 << 10))
-        let read = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, $0.count, off_t(offset)) }
+    private static func copy(_ file: Int32, at offset: inout Int64, count: Int, into pipe: Int32, through buffer: inout [UInt8]) -> Bool {
+        let read = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, min($0.count, count), off_t(offset)) }
         if read < 0, errno == EINTR { return true }
         guard read > 0, UnixFileDescriptor.writeAll(pipe, buffer[..<read]) == 0 else { return false }
         offset += Int64(read)
