@@ -14,41 +14,41 @@ final class TransferSlots<Holder: Hashable & Sendable>: Sendable {
     }
 
     let limit: UInt64
-    private let taken = Mutex<(total: UInt64, byHolder: [Holder: UInt64])>((0, [:]))
+    /// Slots taken, by holder (none for a holder with none): at most a few hundred entries,
+    /// so the total is counted when needed rather than kept beside them.
+    private let taken = Mutex<[Holder: UInt64]>([:])
 
     init(limit: UInt64) {
         self.limit = limit
     }
 
     /// How many are taken.
-    var inUse: UInt64 { taken.withLock { $0.total } }
+    var inUse: UInt64 { taken.withLock { Self.total(of: $0) } }
 
     /// How many one holder may have at once.
-    var perHolder: UInt64 { Self.perHolder(of: limit) }
-
-    static func perHolder(of limit: UInt64) -> UInt64 {
-        max(1, limit / 4)
-    }
+    var perHolder: UInt64 { max(1, limit / 4) }
 
     /// Takes a slot for `holder`, or says why not.
     func take(for holder: Holder) throws(Refusal) {
         let refusal: Refusal? = taken.withLock { taken in
-            let own = taken.byHolder[holder, default: 0]
+            let own = taken[holder, default: 0]
             guard own < perHolder else { return .holderFull(perHolder) }
-            guard taken.total < limit else { return .allTaken(limit) }
-            taken.total += 1
-            taken.byHolder[holder] = own + 1
+            guard Self.total(of: taken) < limit else { return .allTaken(limit) }
+            taken[holder] = own + 1
             return nil
         }
         if let refusal { throw refusal }
     }
 
+    private static func total(of taken: [Holder: UInt64]) -> UInt64 {
+        taken.values.reduce(0, +)
+    }
+
     /// Gives back a slot `holder` took.
     func release(_ holder: Holder) {
         taken.withLock { taken in
-            taken.total -= 1
-            let left = taken.byHolder[holder, default: 1] - 1
-            taken.byHolder[holder] = left == 0 ? nil : left
+            let left = taken[holder, default: 1] - 1
+            taken[holder] = left == 0 ? nil : left
         }
     }
 }
