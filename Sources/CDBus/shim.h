@@ -61,6 +61,8 @@ static inline int cdbus_fcntl(int fd, int cmd) { return fcntl(fd, cmd); }
 // ioctl is variadic, which Swift cannot call.
 static inline int cdbus_ioctl_int_pointer(int fd, unsigned long request, int *value) { return ioctl(fd, request, value); }
 static const unsigned long cdbus_FIONREAD = FIONREAD;
+// <fcntl.h> declares the splice flags only under _GNU_SOURCE.
+static const unsigned int cdbus_SPLICE_F_NONBLOCK = 0x02;
 
 // The pipelined bus handshake (DBus's PipelinedHandshake): dup3 and accept4 are declared only
 // under _GNU_SOURCE, and so is struct ucred: who connected to the stand-in, who runs the bus.

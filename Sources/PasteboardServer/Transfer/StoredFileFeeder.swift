@@ -66,17 +66,27 @@ final class StoredFileFeeder: Sendable {
     /// Splices the file into the pipe (copies it where the file system cannot splice), then
     /// waits until the reader has taken everything, so that no page of the file is still in the
     /// pipe when the feeder lets go of the file. Stops when the reader closes its end (the write
-    /// fails), or when the file cannot be read.
+    /// fails), or when the file cannot be read. Runs on a thread of its own, in which it blocks
+    /// SIGPIPE: a reader's leaving is an `EPIPE` here, whatever the process does with the signal.
     static func feed(_ file: Int32, size: UInt64, into pipe: Int32) {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
         var offset: Int64 = 0
         // Set once the file system refuses to splice: the rest is copied through it.
         var buffer: [UInt8]? = nil
+        var room = PipeRoom(pipe)
         while UInt64(offset) < size {
             let left = Int(min(size - UInt64(offset), 1 << 20))
             if buffer == nil {
-                let moved = splice(file, &offset, pipe, nil, left, 0)
+                let moved = splice(file, &offset, pipe, nil, left, cdbus_SPLICE_F_NONBLOCK)
                 if moved > 0 { continue }
                 if moved < 0, errno == EINTR { continue }
+                if moved < 0, errno == EAGAIN {
+                    guard room.wait() else { return }
+                    continue
+                }
                 guard moved < 0, errno == EINVAL || errno == ENOSYS else { return }
                 buffer = [UInt8](repeating: 0, count: 64 << 10)
             }
@@ -101,6 +111,9 @@ final class StoredFileFeeder: Sendable {
     /// end of the pipe, so what is left is measured (`FIONREAD`), not inferred from the pipe's
     /// size.
     private static func waitUntilRead(_ pipe: Int32) {
+        // A reader at speed takes the last pipeful in well under 100 µs: looked for first
+        // (``PipeRoom``), so that it sees the end as soon as it has read everything.
+        if PipeRoom.waitUntilEmpty(pipe, within: 2 * PipeRoom.lookLimit) { return }
         var looks = 0
         while true {
             var unread: Int32 = 0

@@ -1,0 +1,83 @@
+import CDBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits for room in a pipe a feeder fills, looking for a moment before it sleeps while the
+/// reader keeps pace.
+///
+/// The kernel wakes a pipe's sleeping writer only at the end of a read that found the pipe
+/// full. A reader that takes a pipeful at a time (1 MiB reads of a 1 MiB pipe, as `pbctl`, the
+/// Swift library and most programs read) therefore empties the pipe before the feeder wakes,
+/// then sleeps until the feeder has filled it again: the two take turns, each idle while the
+/// other works. A feeder that looks at the pipe instead of sleeping refills it while the
+/// reader's read is still copying out of it, and the next read finds it full. Measured on two
+/// processors, 64 MiB from a file's cached pages: 4.8–4.9 ms sleeping, 2.9–3.0 ms looking for
+/// up to 50 µs (the time a reader takes to copy out 1 MiB), 2.3–2.5 ms read from the file
+/// itself; 1 GiB in 75–160 ms and 47 ms.
+///
+/// Looking costs a processor while it lasts, so it lasts at most ``lookLimit``, and only while
+/// the reader keeps pace: a look that finds no room, or a sleep longer than ``slowReader``,
+/// stops the looking until a sleep shows the reader back at speed.
+struct PipeRoom {
+    /// How long one look lasts at most, in nanoseconds.
+    static let lookLimit: UInt64 = 50_000
+    /// A sleep this long (in nanoseconds) says the reader is slow, or stopped.
+    static let slowReader: UInt64 = 1_000_000
+    /// The room worth waking for: a splice of a few pages costs about what one of many does.
+    static let wanted: Int32 = 64 << 10
+
+    private let pipe: Int32
+    private var looks = true
+
+    init(_ pipe: Int32) {
+        self.pipe = pipe
+    }
+
+    /// Waits until the pipe has room, or its reader has gone (the next write says which);
+    /// false if waiting failed.
+    mutating func wait() -> Bool {
+        if looks, look() { return true }
+        looks = false
+        let start = Self.now
+        var probe = pollfd(fd: pipe, events: Int16(POLLOUT), revents: 0)
+        while poll(&probe, 1, -1) < 0 {
+            guard errno == EINTR else { return false }
+        }
+        looks = Self.now - start < Self.slowReader
+        return true
+    }
+
+    /// Looks at what the pipe holds until `wanted` of it is free, for at most ``lookLimit``.
+    private func look() -> Bool {
+        let capacity = cdbus_fcntl_int(pipe, cdbus_F_GETPIPE_SZ, 0)
+        guard capacity > 0 else { return false }
+        let most = capacity - min(Self.wanted, capacity / 2)
+        let start = Self.now
+        repeat {
+            var unread: Int32 = 0
+            guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0 else { return false }
+            if unread <= most { return true }
+        } while Self.now - start < Self.lookLimit
+        return false
+    }
+
+    /// Looks at the pipe until it is empty, for at most `limit` nanoseconds: true once it is
+    /// empty or cannot be looked at (its reader's end aside, nothing is left to wait for),
+    /// false if it still holds data.
+    static func waitUntilEmpty(_ pipe: Int32, within limit: UInt64) -> Bool {
+        let start = now
+        repeat {
+            var unread: Int32 = 0
+            guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0, unread > 0 else { return true }
+        } while now - start < limit
+        return false
+    }
+
+    private static var now: UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+}

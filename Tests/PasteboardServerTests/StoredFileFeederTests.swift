@@ -1,0 +1,94 @@
+import CDBus
+import Foundation
+@testable import PasteboardServer
+import Testing
+
+/// The feeder behind `ReadFd` of a store file: whatever pace its reader keeps (reading at
+/// once, pausing, reading in small pieces), the reader gets the file's bytes exactly, then the
+/// end; a reader that leaves midway ends the feed. The pace changes which way the feeder waits
+/// for room (``PipeRoom``: looking while the reader keeps up, sleeping when it pauses).
+struct StoredFileFeederTests {
+    static func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 12)) }
+    }
+
+    /// A temporary file holding `bytes`, open for reading.
+    private static func file(_ bytes: [UInt8]) throws -> (fd: Int32, path: String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("feeder-\(UUID().uuidString)").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        #expect(fd >= 0)
+        return (fd, path)
+    }
+
+    /// Feeds `bytes` through a pipe of 1 MiB to a reader reading `chunk` bytes at a time,
+    /// pausing `pauseMilliseconds` after every `pauseEvery` bytes; what the reader got.
+    private static func feedAndRead(_ bytes: [UInt8], chunk: Int, pauseMilliseconds: UInt32 = 0, every pauseEvery: Int = .max) throws -> [UInt8] {
+        let (file, path) = try Self.file(bytes)
+        defer { close(file); unlink(path) }
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe2(&ends, O_CLOEXEC) == 0)
+        _ = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, StoredFileFeeder.pipeSize)
+        let fed = DispatchSemaphore(value: 0)
+        let (input, size) = (ends[1], UInt64(bytes.count))
+        Thread.detachNewThread {
+            StoredFileFeeder.feed(file, size: size, into: input)
+            close(input)
+            fed.signal()
+        }
+        defer { close(ends[0]) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        var sincePause = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, chunk) }
+            if count < 0, errno == EINTR { continue }
+            #expect(count >= 0)
+            if count <= 0 { break }
+            received += buffer[..<count]
+            sincePause += count
+            if sincePause >= pauseEvery {
+                sincePause = 0
+                usleep(pauseMilliseconds * 1000)
+            }
+        }
+        #expect(fed.wait(timeout: .now() + 10) == .success)
+        return received
+    }
+
+    @Test func aReaderTakingAPipefulAtATimeGetsEveryByte() throws {
+        let bytes = Self.bytes(24 << 20 + 12_345)
+        #expect(try Self.feedAndRead(bytes, chunk: 1 << 20) == bytes)
+    }
+
+    @Test func aReaderThatPausesGetsEveryByte() throws {
+        // Pauses of 30 ms, far past the feeder's looking: it sleeps, then looks again once
+        // the reader is back at speed.
+        let bytes = Self.bytes(12 << 20 + 777)
+        #expect(try Self.feedAndRead(bytes, chunk: 1 << 20, pauseMilliseconds: 30, every: 3 << 20) == bytes)
+    }
+
+    @Test func aReaderOfSmallPiecesGetsEveryByte() throws {
+        let bytes = Self.bytes(6 << 20 + 5)
+        #expect(try Self.feedAndRead(bytes, chunk: 4093, pauseMilliseconds: 2, every: 1 << 20) == bytes)
+    }
+
+    @Test func aReaderThatLeavesEndsTheFeed() throws {
+        let bytes = Self.bytes(16 << 20)
+        let (file, path) = try Self.file(bytes)
+        defer { close(file); unlink(path) }
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe2(&ends, O_CLOEXEC) == 0)
+        let fed = DispatchSemaphore(value: 0)
+        let input = ends[1]
+        Thread.detachNewThread {
+            StoredFileFeeder.feed(file, size: UInt64(bytes.count), into: input)
+            close(input)
+            fed.signal()
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        #expect(buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, 1 << 20) } > 0)
+        close(ends[0])
+        #expect(fed.wait(timeout: .now() + 10) == .success)
+    }
+}
