@@ -109,6 +109,12 @@ final class ConnectionState {
     }
 
     private func start(_ call: PendingCall, _ message: Message) {
+        loop.uncork()
+        // A call kept as its bytes is written at once when the loop may, numbered as it
+        // leaves: each sending gets a serial of its own.
+        if message.unreadWire != nil, let serial = loop.writeAlone(message) {
+            return awaitReply(to: call, sentAs: serial)
+        }
         // A message sent before keeps its serial, and libdbus would send it again under it: a
         // second call of the same message still awaited would take the first one's answer.
         let earlier = dbus_message_get_serial(message.raw)
@@ -117,12 +123,16 @@ final class ConnectionState {
             return
         }
         var serial: UInt32 = 0
-        loop.uncork()
         number(message)
         guard dbus_connection_send(loop.raw, message.raw, &serial) != 0 else {
             finish(call, .failure(.noMemory("the message could not be queued")))
             return
         }
+        awaitReply(to: call, sentAs: serial)
+    }
+
+    /// Takes the reply to the call sent as `serial` for `call` from now on.
+    private func awaitReply(to call: PendingCall, sentAs serial: UInt32) {
         pending[serial] = call
         if case .following(let name, .owner) = call.completion { followed[name]?.asking = serial }
         if let deadline = call.deadline { earliestDeadline = min(earliestDeadline, deadline) }
@@ -167,7 +177,7 @@ final class ConnectionState {
     /// answered the daemon reads messages, descriptors and all.
     private func holds(_ message: Message) -> Bool {
         guard let greeting else { return false }
-        return !greeting.held.isEmpty || dbus_message_contains_unix_fds(message.raw) != 0
+        return !greeting.held.isEmpty || message.carriesDescriptors
     }
 
     /// The bus answered `Hello`: what was held leaves, in order. If the answer is an error (the

@@ -463,16 +463,28 @@ extension EventLoop {
         }
     }
 
+    /// Writes a message kept as its bytes (a method call, say) to the socket at once, on the
+    /// loop thread, as ``writeTogether(_:numbered:)`` would; the serial it was given, or nil
+    /// when it may not be written now (libdbus must send it).
+    func writeAlone(_ message: Message) -> UInt32? {
+        var serial: UInt32? = nil
+        return writeTogether([message][...], numbered: { serial = $0 }) == 1 ? serial : nil
+    }
+
     /// Writes the first of `messages` to the socket at once (see ``GatheredWrite``), when no
     /// byte of libdbus's can come between or before them: the handshake's answers are read,
     /// nothing waits for `Hello`, and libdbus has nothing queued (not even the rest of a
     /// message it began to write). Returns how many it wrote.
-    private func writeTogether(_ messages: ArraySlice<Message>) -> Int {
+    private func writeTogether(_ messages: ArraySlice<Message>, numbered: (UInt32) -> Void = { _ in }) -> Int {
         guard handshake == nil, !state.awaitsGreeting, dbus_connection_get_is_authenticated(raw) != 0,
               dbus_connection_has_messages_to_send(raw) == 0 else { return 0 }
         var socket: Int32 = -1
         guard dbus_connection_get_socket(raw, &socket) != 0, socket >= 0 else { return 0 }
-        let written = gathered.write(messages, to: socket) { state.nextSerial() }
+        let written = gathered.write(messages, to: socket) {
+            let serial = state.nextSerial()
+            numbered(serial)
+            return serial
+        }
         gatheredMessages.add(written, ordering: .relaxed)
         if written > 0 { gatheredWrites.add(1, ordering: .relaxed) }
         return written

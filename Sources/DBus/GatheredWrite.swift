@@ -10,14 +10,15 @@ import Glibc
 /// `Changed` after it then cost the server two writes, each waking the bus, and the bus two
 /// reads and two rounds of its loop; a batch of sixteen answers, sixteen of each. Written
 /// together, they cost one of each (the bus reads what has come, up to its buffer, at once).
-/// A reply or signal kept as its bytes (``WireMessage``) is written here alone too: it then
-/// skips libdbus's lock, queue and copy of it, and is never read back.
+/// A message kept as its bytes (``WireMessage``) is written here alone too: it then skips
+/// libdbus's lock, queue and copy of it, and is never read back.
 ///
 /// Only where nothing can come out of order or half-written (``EventLoop`` checks the
 /// connection's side: on its thread, authenticated, nothing held for `Hello`, nothing queued
 /// in libdbus, so that no byte of libdbus's can be between ours or after them unsent):
-/// - no method call, whose serial libdbus must give (the reply is matched to it), no message
-///   numbered already, and none carrying descriptors (they travel beside the bytes);
+/// - no method call libdbus made (one kept as its bytes is numbered here, and its reply
+///   awaited under that serial: ``EventLoop/writeAlone(_:)``), no message numbered already,
+///   and none carrying descriptors (they travel beside the bytes);
 /// - at most ``maximumBytes`` in all, and less than half the socket's send buffer, which the
 ///   kernel then takes into one buffer: a unix stream socket sends one buffer whole or not at
 ///   all (refused for want of room, the write leaves nothing behind, and libdbus sends them).

@@ -19,8 +19,8 @@ public final class Message: @unchecked Sendable {
     /// would fail as if the bus had gone away: refused here instead, with an error that says so.
     public static let maximumDescriptors = 16
 
-    /// The bytes of a reply or signal this module wrote itself (``WireMessage``), serial 0;
-    /// nil for a message libdbus made or read.
+    /// The bytes of a message this module wrote itself (``WireMessage``), serial 1 until
+    /// written; nil for a message libdbus made or read.
     ///
     /// Such a message is written to the socket as it is when the loop may write (see
     /// ``GatheredWrite``), and becomes a libdbus message only if something asks for ``raw``:
@@ -116,7 +116,7 @@ public final class Message: @unchecked Sendable {
         if let interface, !InterfaceName.isValid(interface) { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(method) else { throw .invalidArgs("'\(method)' is not a valid method name") }
         let header = WireMarshalling.Header.methodCall(destination: destination, path: path, interface: interface, member: method)
-        if WireMarshalling.shouldUse(header, arguments), let message = WireMarshalling.message(header, arguments: arguments) {
+        if let message = WireMarshalling.message(header, arguments: arguments) {
             return message
         }
         return try appending(arguments, to: dbus_message_new_method_call(destination, path, interface, method))
@@ -128,7 +128,7 @@ public final class Message: @unchecked Sendable {
         guard InterfaceName.isValid(interface) else { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(name) else { throw .invalidArgs("'\(name)' is not a valid signal name") }
         let header = WireMarshalling.Header.signal(path: path, interface: interface, member: name)
-        if WireMarshalling.shouldUse(header, arguments), let message = WireMarshalling.message(header, arguments: arguments) {
+        if let message = WireMarshalling.message(header, arguments: arguments) {
             return message
         }
         return try appending(arguments, to: dbus_message_new_signal(path, interface, name))
@@ -159,7 +159,7 @@ public final class Message: @unchecked Sendable {
             return reply
         }
         let header = WireMarshalling.Header.reply(to: raw)
-        if WireMarshalling.shouldUse(header, arguments), let reply = WireMarshalling.message(header, arguments: arguments) {
+        if let reply = WireMarshalling.message(header, arguments: arguments) {
             return reply
         }
         return try Self.appending(arguments, to: dbus_message_new_method_return(raw))
@@ -190,7 +190,12 @@ public final class Message: @unchecked Sendable {
     public var member: String? { dbus_message_get_member(raw).map { String(cString: $0) } }
     public var errorName: String? { dbus_message_get_error_name(raw).map { String(cString: $0) } }
     public var sender: String? { dbus_message_get_sender(raw).map { String(cString: $0) } }
-    public var destination: String? { dbus_message_get_destination(raw).map { String(cString: $0) } }
+    public var destination: String? {
+        if let wire = unreadWire { return wire.destination }
+        return dbus_message_get_destination(raw).map { String(cString: $0) }
+    }
+    /// Whether the message carries descriptors; a message kept as its bytes never does.
+    var carriesDescriptors: Bool { unreadWire == nil && dbus_message_contains_unix_fds(raw) != 0 }
     public var signature: String { dbus_message_get_signature(raw).map { String(cString: $0) } ?? "" }
     public var serial: UInt32 { dbus_message_get_serial(raw) }
     public var replySerial: UInt32 { dbus_message_get_reply_serial(raw) }

@@ -1,8 +1,9 @@
 import CDBus
 
 /// Makes a message of several arguments by writing its bytes here, instead of appending the
-/// arguments one by one through libdbus; a reply or signal of plain values is then sent as
-/// these bytes (``WireMessage``), anything else handed to libdbus once (`dbus_message_demarshal`).
+/// arguments one by one through libdbus; a message of values that cannot be invalid is then
+/// sent as these bytes (``WireMessage``), anything else handed to libdbus once
+/// (`dbus_message_demarshal`).
 ///
 /// libdbus rewrites the header's signature field after every top-level argument appended
 /// through its iterators, by its general code for replacing a field of any size: 2–4 µs for
@@ -12,10 +13,10 @@ import CDBus
 /// here and read back by libdbus, which validates the whole message as it does every message
 /// it receives, they take 5.3 and 4.5 µs; a `t, ay` reply 2.7 µs instead of 3.3.
 ///
-/// Tried for messages of two or more arguments, and for replies and signals whose bytes are
-/// kept (``shouldUse(_:_:)``): a single argument appended costs libdbus little. ``message(_:arguments:)`` then refuses, before copying it, a body over
-/// ``maximumBodySize`` (a large body mostly costs copying, which this path does twice) and any
-/// descriptor (descriptors travel beside the bytes). Whatever this path refuses, or libdbus
+/// Tried for messages of two or more arguments, and for messages whose bytes are kept: a
+/// single argument appended costs libdbus little. ``message(_:arguments:)`` refuses, before
+/// copying it, a body over ``maximumBodySize`` (a large body mostly costs copying, which this
+/// path does twice) and any descriptor (descriptors travel beside the bytes). Whatever this path refuses, or libdbus
 /// rejects, is built through the iterators instead, whose errors say what was wrong.
 enum WireMarshalling {
     /// The largest body, in bytes, for which this path is used.
@@ -52,23 +53,15 @@ enum WireMarshalling {
         }
     }
 
-    /// Whether a message of `header` and `arguments` is worth writing here: one of two or more
-    /// arguments, or a reply or signal whose bytes can stay as written (``WireMessage``).
-    static func shouldUse(_ header: Header, _ arguments: [DBusValue]) -> Bool {
-        arguments.count >= 2 || keepsBytes(header, arguments)
-    }
-
-    /// Whether the message is sent as the bytes written here (``WireMessage``), without
-    /// libdbus reading them back: a reply or signal of values that cannot be invalid. A call
-    /// is always read back, since its connection must number it through libdbus.
-    private static func keepsBytes(_ header: Header, _ arguments: [DBusValue]) -> Bool {
-        header.type != DBUS_MESSAGE_TYPE_METHOD_CALL && WireMessage.trusts(arguments)
-    }
-
     /// A new message with `header` and `arguments`, with no serial (the connection gives one
-    /// as it sends it); nil when the arguments are not for this path or libdbus rejects the bytes.
+    /// as it sends it): kept as its bytes when they cannot be invalid (``WireMessage``), else
+    /// read back by libdbus. Nil when the arguments are not for this path (a single argument
+    /// that is not kept as its bytes costs libdbus little through its iterators), or libdbus
+    /// rejects the bytes.
     static func message(_ header: Header, arguments: [DBusValue]) -> Message? {
         let signature = arguments.reduce(into: "") { $0 += $1.signature }
+        let keepsBytes = WireMessage.trusts(arguments, signature: signature)
+        guard keepsBytes || arguments.count >= 2 else { return nil }
         var writer = WireWriter(limit: maximumHeaderSize + maximumBodySize)
         guard writeHeader(header, signature: signature, into: &writer) else { return nil }
         let bodyStart = writer.bytes.count
@@ -77,7 +70,7 @@ enum WireMarshalling {
         }
         writer.patch(UInt32(writer.bytes.count - bodyStart), at: 4)
         let wire = WireMessage(bytes: writer.bytes)
-        if keepsBytes(header, arguments) { return Message(wire: wire) }
+        if keepsBytes { return Message(wire: wire) }
         return wire.readBack().map { Message(taking: $0) }
     }
 

@@ -1,41 +1,111 @@
 import CDBus
 
-/// A reply or signal this module wrote in the wire format itself, kept as its bytes: written
-/// to the bus socket as they are (``GatheredWrite``), never read back by libdbus unless
-/// something asks for the libdbus message (``Message/raw``).
+/// A message this module wrote in the wire format itself, kept as its bytes: written to the
+/// bus socket as they are (``GatheredWrite``), never read back by libdbus unless something
+/// asks for the libdbus message (``Message/raw``).
 ///
 /// Reading bytes back (`dbus_message_demarshal`) makes libdbus validate the whole message, and
 /// sending through libdbus takes its connection's lock, its queue and a copy of the message
-/// (`dbus_message_marshal`): together more than writing the bytes cost for a small reply. The
-/// bytes need no validation of libdbus's when nothing in them can be invalid, which
-/// ``trusts(_:)`` decides before a message is made this way:
-/// - the header holds what was checked before it was written: a path, interface and member
-///   validated by ``Message``'s makers, a destination that is the caller's unique name as the
-///   bus gave it, the reply serial, and the signature the writer derives from the values;
+/// (`dbus_message_marshal`): together more than writing the bytes cost for a small message.
+/// The bytes need no validation of libdbus's when nothing in them can be invalid, which
+/// ``trusts(_:signature:)`` decides before a message is made this way:
+/// - the header holds what was checked before it was written: a path, interface, member and
+///   destination validated by ``Message``'s makers (a reply's destination is the caller's
+///   unique name as the bus gave it), the reply serial, and the signature the writer derives
+///   from the values;
 /// - the body holds only values that cannot be invalid once written: numbers, booleans, bytes,
-///   strings (Swift's are valid UTF-8; one holding a NUL is refused by ``WireWriter``) and
-///   arrays of strings. No object path, signature or variant (their text could be malformed), no
-///   descriptor, no container whose element signature is given as text.
+///   strings (Swift's are valid UTF-8; one holding a NUL is refused by ``WireWriter``), valid
+///   object paths, and containers of them whose signature libdbus accepts (a short one, so
+///   that no nesting comes near the format's limits), with variants only of plain values. No
+///   signature value, no descriptor.
 ///
 /// The bytes are in little-endian order, with serial 1: ``GatheredWrite`` writes the serial of
-/// each message as it sends it.
+/// each message as it sends it. A method call kept this way is numbered there too, and its
+/// reply matched by that serial (``ConnectionState``).
 struct WireMessage: Sendable {
     let bytes: [UInt8]
 
     /// The message's type (`DBUS_MESSAGE_TYPE_*`).
     var type: Int32 { Int32(bytes[1]) }
 
-    /// Whether `arguments` make a valid body whatever their contents (see above).
-    static func trusts(_ arguments: [DBusValue]) -> Bool {
-        arguments.allSatisfy { value in
-            switch value {
-            case .byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .bytes:
-                true
-            case .array(let element, let elements):
-                element == "s" && elements.allSatisfy { if case .string = $0 { true } else { false } }
-            default:
-                false
+    /// The longest body signature of containers or variants kept as written: the format allows
+    /// 32 nested arrays, 32 nested structures and 64 containers in all, variants' contents
+    /// included, which a signature this short (and variants of plain values) cannot come near.
+    static let maximumNestedSignature = 32
+
+    /// Whether `arguments`, whose body signature is `signature`, make a valid body whatever
+    /// their contents (see above).
+    static func trusts(_ arguments: [DBusValue], signature: String) -> Bool {
+        var containers = false, checked = false
+        for code in signature.utf8 {
+            switch code {
+            case UInt8(ascii: "a"), UInt8(ascii: "("), UInt8(ascii: "{"): containers = true
+            case UInt8(ascii: "o"), UInt8(ascii: "v"), UInt8(ascii: "g"), UInt8(ascii: "h"): checked = true
+            default: break
             }
+        }
+        // Plain values alone always make a valid signature.
+        guard containers || checked else { return true }
+        guard signature.utf8.count <= maximumNestedSignature, arguments.allSatisfy(isSafe) else { return false }
+        return dbus_signature_validate(signature, nil) != 0
+    }
+
+    /// Whether a value is one a kept message may carry (see ``trusts(_:signature:)``).
+    private static func isSafe(_ value: DBusValue) -> Bool {
+        switch value {
+        case .unixFD, .signature: false
+        case .objectPath(let path): ObjectPath.isValid(path)
+        case .variant(let inner):
+            switch inner {
+            case .array, .dictEntry, .structure, .variant, .unixFD, .signature: false
+            default: isSafe(inner)
+            }
+        case .array(let element, let elements):
+            // The element's signature must be one complete type: the writer checks every
+            // element against it, but an empty array's would go unchecked (`sx` would leave
+            // the body a value short). Elements of plain types need no more; the others (object
+            // paths, variants) are looked at one by one.
+            isArrayElement(element) && (!element.utf8.contains(where: { "ovgh".utf8.contains($0) }) || elements.allSatisfy(isSafe))
+        case .dictEntry(let key, let entryValue): isSafe(key) && isSafe(entryValue)
+        case .structure(let fields): !fields.isEmpty && fields.allSatisfy(isSafe)
+        default: true
+        }
+    }
+
+    /// Whether `element` is one complete type an array may hold (a dictionary entry included).
+    private static func isArrayElement(_ element: String) -> Bool {
+        ("a" + element).withCString { dbus_signature_validate_single($0, nil) != 0 }
+    }
+
+    /// The header's destination field (code 6), read from the bytes: a call's destination is
+    /// asked for as it starts, which must not make libdbus read the whole message back.
+    var destination: String? {
+        bytes.withUnsafeBytes { raw -> String? in
+            guard raw.count >= 16 else { return nil }
+            let fieldsEnd = 16 + Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+            var offset = 16
+            while offset + 4 <= min(fieldsEnd, raw.count) {
+                let code = raw[offset], type = raw[offset + 2]
+                offset += 4
+                switch type {
+                case UInt8(ascii: "s"), UInt8(ascii: "o"):
+                    offset = (offset + 3) & ~3
+                    guard offset + 4 <= raw.count else { return nil }
+                    let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                    guard offset + 4 + length <= raw.count else { return nil }
+                    if code == 6 { return String(decoding: raw[(offset + 4)..<(offset + 4 + length)], as: UTF8.self) }
+                    offset += 4 + length + 1
+                case UInt8(ascii: "u"):
+                    offset = (offset + 3) & ~3 + 4
+                case UInt8(ascii: "g"):
+                    guard offset < raw.count else { return nil }
+                    offset += 1 + Int(raw[offset]) + 1
+                default:
+                    return nil
+                }
+                offset = (offset + 7) & ~7
+            }
+            return nil
         }
     }
 

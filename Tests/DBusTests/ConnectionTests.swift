@@ -1,4 +1,4 @@
-import DBus
+@testable import DBus
 import Foundation
 import Synchronization
 import Testing
@@ -445,10 +445,12 @@ struct ConnectionTests {
 
     /// The same message called again while its first call is awaited: libdbus would send it
     /// under the same serial, and the second call take the first one's answer, leaving the
-    /// first waiting for ever. The second is refused; the first is answered.
+    /// first waiting for ever. The second is refused; the first is answered. (A signature
+    /// argument keeps the message libdbus's: see the next test for one kept as its bytes.)
     @Test func aMessageAwaitedIsNotCalledAgain() async throws {
         let message = try Message.methodCall(
-            destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.uint32(7)])
+            destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: [.uint32(7), .signature("u")])
+        #expect(message.wire == nil)
         bus.pause()
         let client = self.client
         let first = Task { try await client.call(message, timeout: .seconds(60)) }
@@ -459,7 +461,26 @@ struct ConnectionTests {
             (error as? DBusError)?.message.contains("already awaiting its reply") == true
         }
         bus.resume()
-        #expect(try await first.value.arguments() == [.uint32(7)])
+        #expect(try await first.value.arguments() == [.uint32(7), .signature("u")])
+    }
+
+    /// A call kept as its bytes is written by the loop itself, numbered as it leaves, and never
+    /// read back by libdbus: the same message called twice at once is two calls, each answered.
+    @Test func aCallKeptAsItsBytesIsNumberedEachTimeItLeaves() async throws {
+        let message = try Message.methodCall(
+            destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo",
+            arguments: [.string("kept"), .dictionary(key: "s", value: "v", [(.string("n"), .variant(.uint64(5)))])])
+        #expect(message.wire != nil)
+        bus.pause()
+        let client = self.client
+        let first = Task { try await client.call(message, timeout: .seconds(60)) }
+        let second = Task { try await client.call(message, timeout: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(50))
+        bus.resume()
+        let expected: [DBusValue] = [.string("kept"), .dictionary(key: "s", value: "v", [(.string("n"), .variant(.uint64(5)))])]
+        #expect(try await first.value.arguments() == expected)
+        #expect(try await second.value.arguments() == expected)
+        #expect(message.unreadWire != nil, "libdbus read the call back: it was not written by the loop")
     }
 
     /// `close()` sends what is queued, messages held for `Hello`'s answer too: a signal carrying

@@ -243,13 +243,16 @@ struct GatheredWriteBytesTests {
             var gathered = GatheredWrite()
             var next: UInt32 = 0
             let serial = { () -> UInt32 in next += 1; return next }
-            let call = try Message.methodCall(destination: "org.example.Piling", path: "/", interface: "org.example.Piling", method: "Emit")
+            // A call libdbus made (a signature argument is left to its validation) is numbered
+            // by libdbus.
+            let call = try Message.methodCall(destination: "org.example.Piling", path: "/", interface: "org.example.Piling", method: "Emit", arguments: [.signature("s")])
+            #expect(call.wire == nil)
             let (a, b, c, d, e) = (try Self.signal("a"), try Self.signal("b"), try Self.signal("c"), try Self.signal("d"), try Self.signal("e"))
             // A call first: nothing is written. A call after two signals: the two are.
             #expect(gathered.write([call, a, b][...], to: writer, serial: serial) == 0)
             #expect(gathered.write([a, b, call][...], to: writer, serial: serial) == 2)
             // One libdbus made is not worth it alone; one kept as its bytes is written alone.
-            let made = try Message.signal(path: "/", interface: "org.example.Piling", name: "Said", arguments: [.objectPath("/c"), .byte(1)])
+            let made = try Message.signal(path: "/", interface: "org.example.Piling", name: "Said", arguments: [.signature("g"), .byte(1)])
             #expect(made.wire == nil && c.wire != nil)
             #expect(gathered.write([made][...], to: writer, serial: serial) == 0)
             #expect(gathered.write([c][...], to: writer, serial: serial) == 1)

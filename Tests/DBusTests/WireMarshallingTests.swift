@@ -38,10 +38,12 @@ struct WireMarshallingTests {
         let header = WireMarshalling.Header.methodCall(destination: "org.example.Service", path: "/org/example/Object",
                                                        interface: "org.example.Interface", member: "Method")
         let message = try #require(WireMarshalling.message(header, arguments: arguments))
-        #expect(message.wire == nil, "a call is numbered by libdbus, so it is always read back")
         let iterated = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "Method"))
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
+        Self.expectKept(message, arguments, asLibdbusWrites: Self.bytes(of: iterated))
+        // Asked as the call starts, read from the kept bytes without libdbus.
+        #expect(message.destination == "org.example.Service")
         let written = Self.bytes(of: message.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(message.serial == 0)
@@ -74,6 +76,7 @@ struct WireMarshallingTests {
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
         Self.expectKept(wire, arguments, asLibdbusWrites: Self.bytes(of: iterated))
+        #expect(wire.destination == ":1.23")
         let written = Self.bytes(of: wire.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(wire.replySerial == 77)
@@ -81,10 +84,10 @@ struct WireMarshallingTests {
         #expect(wire.serial == 0)
     }
 
-    /// A reply or signal of plain values keeps its bytes, which must be libdbus's own but for
-    /// the serial (1 until the connection writes the real one); any other is read back.
+    /// A message of values that cannot be invalid keeps its bytes, which must be libdbus's own
+    /// but for the serial (1 until the connection writes the real one); any other is read back.
     static func expectKept(_ message: Message, _ arguments: [DBusValue], asLibdbusWrites iterated: [UInt8]) {
-        guard WireMessage.trusts(arguments) else {
+        guard WireMessage.trusts(arguments, signature: arguments.map(\.signature).joined()) else {
             #expect(message.wire == nil, "\(arguments.map(\.signature)) must be validated by libdbus")
             return
         }
@@ -110,9 +113,10 @@ struct WireMarshallingTests {
         }
     }
 
-    /// Random lists of the values a reply or signal keeps as its bytes, of every kind and
-    /// alignment, strings of any scalar: each must be kept, accepted by libdbus whole (release
-    /// builds never ask it), and read back as written.
+    /// Random lists of values of every kind, alignment and nesting, strings of any scalar, as
+    /// calls, signals and replies: each message the trust rule keeps as its bytes must be
+    /// accepted by libdbus whole (release builds never ask it, and the bus disconnects a
+    /// sender of an invalid message), each other one read back; both read back as written.
     @Test(arguments: 1...8)
     func randomKeptMessagesAreValid(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
@@ -123,8 +127,8 @@ struct WireMarshallingTests {
             }
             return String(String.UnicodeScalarView(scalars))
         }
-        func value() -> DBusValue {
-            switch Int.random(in: 0..<12, using: &random) {
+        func plain() -> DBusValue {
+            switch Int.random(in: 0..<13, using: &random) {
             case 0: .byte(UInt8.random(in: 0...255, using: &random))
             case 1: .boolean(Bool.random(using: &random))
             case 2: .int16(Int16.random(in: .min ... .max, using: &random))
@@ -136,22 +140,90 @@ struct WireMarshallingTests {
             case 8: .double(Double.random(in: -1e9...1e9, using: &random))
             case 9: .string(text())
             case 10: .bytes((0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            case 11: .objectPath(["/", "/a", "/a/b_1", "/org/pasteboardd/Pasteboard1"].randomElement(using: &random)!)
             default: .strings((0..<Int.random(in: 0...5, using: &random)).map { _ in text() })
+            }
+        }
+        /// A value nested up to `depth` deep: arrays of one element type, dictionaries,
+        /// structures, variants of anything.
+        func value(_ depth: Int) -> DBusValue {
+            guard depth > 0, Int.random(in: 0..<3, using: &random) == 0 else { return plain() }
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0:
+                let model = value(depth - 1)
+                let count = Int.random(in: 0...3, using: &random)
+                // Read back, an array of bytes is `.bytes`.
+                if case .byte = model { return .bytes((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }) }
+                // Elements of the model's type: plain ones drawn again, others repeated.
+                let elements = (0..<count).map { _ in model.signature.count == 1 ? Self.sameKind(as: model, &random) : model }
+                return .array(element: model.signature, elements)
+            case 1:
+                let entries = (0..<Int.random(in: 0...3, using: &random)).map { _ in (DBusValue.string(text()), value(depth - 1)) }
+                let valueSignature = entries.first?.1.signature ?? "v"
+                return .dictionary(key: "s", value: valueSignature, entries.filter { $0.1.signature == valueSignature })
+            case 2: return .structure((0..<Int.random(in: 1...3, using: &random)).map { _ in value(depth - 1) })
+            default: return .variant(value(depth - 1))
             }
         }
         let call = try #require(dbus_message_new_method_call(nil, "/a", nil, "M"))
         defer { dbus_message_unref(call) }
         dbus_message_set_serial(call, 9)
         #expect(dbus_message_set_sender(call, ":1.7") != 0)
-        for _ in 0..<200 {
-            let arguments = (0..<Int.random(in: 0...8, using: &random)).map { _ in value() }
-            for header in [WireMarshalling.Header.signal(path: "/a/b", interface: "a.b", member: "C"), .reply(to: call)] {
-                let message = try #require(WireMarshalling.message(header, arguments: arguments))
-                let wire = try #require(message.wire, "\(arguments.map(\.signature))")
-                #expect(wire.isValid, "\(arguments)")
+        var kept = 0
+        for _ in 0..<300 {
+            let arguments = (0..<Int.random(in: 0...8, using: &random)).map { _ in value(3) }
+            let headers = [
+                WireMarshalling.Header.signal(path: "/a/b", interface: "a.b", member: "C"), .reply(to: call),
+                .methodCall(destination: "org.example.Service", path: "/a/b", interface: "a.b", member: "M"),
+            ]
+            for header in headers {
+                guard let message = WireMarshalling.message(header, arguments: arguments) else {
+                    // Only a single argument not kept is left to the iterators.
+                    #expect(arguments.count < 2, "\(arguments.map(\.signature))")
+                    continue
+                }
+                if let wire = message.wire {
+                    kept += 1
+                    #expect(wire.isValid, "\(arguments)")
+                    #expect(wire.destination == header.destination)
+                }
                 #expect(message.arguments() == arguments)
             }
         }
+        #expect(kept > 300)
+    }
+
+    /// Another plain value of the same kind as `model`, drawn at random.
+    private static func sameKind(as model: DBusValue, _ random: inout SeededRandom) -> DBusValue {
+        switch model {
+        case .uint64: .uint64(UInt64.random(in: 0 ... .max, using: &random))
+        case .string: .string(String(repeating: "x", count: Int.random(in: 0...9, using: &random)))
+        default: model
+        }
+    }
+
+    /// What the trust rule keeps, and what it leaves to libdbus's validation.
+    @Test func theTrustRuleKeepsWhatCannotBeInvalidAndNothingElse() {
+        func trusts(_ arguments: [DBusValue]) -> Bool {
+            WireMessage.trusts(arguments, signature: arguments.map(\.signature).joined())
+        }
+        // A WriteItems call and its options; a reply's list of strings; a valid object path.
+        #expect(trusts([.string("general"), .array(element: "a{say}", [.dictionary(key: "s", value: "ay", [(.string("text/plain"), .bytes([1]))])]),
+                        .dictionary(key: "s", value: "v", [(.string("expires"), .variant(.uint64(3)))])]))
+        #expect(trusts([.strings(["a", "b"]), .objectPath("/org/a"), .variant(.string("x"))]))
+        // Texts that could be malformed, descriptors, variants of containers.
+        #expect(!trusts([.objectPath("not a path")]))
+        #expect(!trusts([.array(element: "o", [.objectPath("/a"), .objectPath("//")])]))
+        #expect(!trusts([.signature("a{sv}")]))
+        #expect(!trusts([.variant(.array(element: "y", []))]))
+        #expect(!trusts([.variant(.variant(.byte(1)))]))
+        #expect(!trusts([.unixFD(UnixFileDescriptor(owning: dup(0)))]))
+        // Signatures libdbus refuses, or nested past the short bound.
+        #expect(!trusts([.array(element: "{ay s}", [])]))
+        #expect(!trusts([.array(element: "{ays}", [])]))
+        #expect(!trusts([.dictEntry(.string("k"), .byte(1))]))
+        #expect(!trusts([.array(element: String(repeating: "a", count: 32) + "y", [])]))
+        #expect(trusts([.array(element: String(repeating: "a", count: 30) + "y", [])]))
     }
 
     /// Data over the limit is refused before it is copied, not after: the bindings and the
