@@ -4,7 +4,7 @@ import CDBus
 import Glibc
 #endif
 
-/// Replies and signals that leave together, written to the bus socket in one `send`.
+/// Messages that leave together, written to the bus socket in one `send`.
 ///
 /// libdbus writes every message with a system call of its own. A change's reply and the
 /// `Changed` after it then cost the server two writes, each waking the bus, and the bus two

@@ -19,8 +19,8 @@ public final class Message: @unchecked Sendable {
     /// would fail as if the bus had gone away: refused here instead, with an error that says so.
     public static let maximumDescriptors = 16
 
-    /// The bytes of a message this module wrote itself (``WireMessage``), serial 1 until
-    /// written; nil for a message libdbus made or read.
+    /// The bytes of a message this module wrote itself (``WireMessage``), which stay as they
+    /// were made (the copy written is numbered); nil for a message libdbus made or read.
     ///
     /// Such a message is written to the socket as it is when the loop may write (see
     /// ``GatheredWrite``), and becomes a libdbus message only if something asks for ``raw``:

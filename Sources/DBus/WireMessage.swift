@@ -16,11 +16,12 @@ import CDBus
 /// - the body holds only values that cannot be invalid once written: numbers, booleans, bytes,
 ///   strings (Swift's are valid UTF-8; one holding a NUL is refused by ``WireWriter``), valid
 ///   object paths, and containers of them whose signature libdbus accepts (a short one, so
-///   that no nesting comes near the format's limits), with variants only of plain values. No
-///   signature value, no descriptor.
+///   that no nesting comes near the format's limits, every array's element signature one
+///   complete type), with variants only of plain values or bytes. No signature value, no
+///   descriptor.
 ///
-/// The bytes are in little-endian order, with serial 1: ``GatheredWrite`` writes the serial of
-/// each message as it sends it. A method call kept this way is numbered there too, and its
+/// The bytes are in little-endian order, with serial 1, and stay so: ``GatheredWrite`` numbers
+/// the copy it writes. A method call kept this way is numbered there too, and its
 /// reply matched by that serial (``ConnectionState``).
 struct WireMessage: Sendable {
     let bytes: [UInt8]
@@ -44,9 +45,9 @@ struct WireMessage: Sendable {
             default: break
             }
         }
-        // Plain values alone always make a valid signature.
-        guard containers || checked else { return true }
-        guard signature.utf8.count <= maximumNestedSignature, arguments.allSatisfy(isSafe) else { return false }
+        // Plain values alone make a valid signature, as long as the header can hold it.
+        guard containers || checked else { return signature.utf8.count <= 255 }
+        guard signature.utf8.count <= maximumNestedSignature, !signature.utf8.contains(0), arguments.allSatisfy(isSafe) else { return false }
         return dbus_signature_validate(signature, nil) != 0
     }
 
@@ -63,18 +64,15 @@ struct WireMessage: Sendable {
         case .array(let element, let elements):
             // The element's signature must be one complete type: the writer checks every
             // element against it, but an empty array's would go unchecked (`sx` would leave
-            // the body a value short). Elements of plain types need no more; the others (object
-            // paths, variants) are looked at one by one.
-            isArrayElement(element) && (!element.utf8.contains(where: { "ovgh".utf8.contains($0) }) || elements.allSatisfy(isSafe))
+            // the body a value short). Elements of a one-letter type need no more, but for
+            // object paths and variants, looked at one by one; containers are looked at one by
+            // one too, since the writer matches a nested array's element signature only as
+            // part of its own (`a(aii)` holding an array of `ii`).
+            Signature.isValidArrayElement(element) && (element.utf8.count == 1 && !"ovgh".utf8.contains(element.utf8.first!) || elements.allSatisfy(isSafe))
         case .dictEntry(let key, let entryValue): isSafe(key) && isSafe(entryValue)
         case .structure(let fields): !fields.isEmpty && fields.allSatisfy(isSafe)
         default: true
         }
-    }
-
-    /// Whether `element` is one complete type an array may hold (a dictionary entry included).
-    private static func isArrayElement(_ element: String) -> Bool {
-        ("a" + element).withCString { dbus_signature_validate_single($0, nil) != 0 }
     }
 
     /// The header's destination field (code 6), read from the bytes: a call's destination is

@@ -222,6 +222,11 @@ struct WireMarshallingTests {
         #expect(!trusts([.array(element: "{ay s}", [])]))
         #expect(!trusts([.array(element: "{ays}", [])]))
         #expect(!trusts([.dictEntry(.string("k"), .byte(1))]))
+        // A nested array whose element signature is not one type: the writer matches it only
+        // as part of the outer one (`(aii)`), and the body would be a value short.
+        #expect(!trusts([.array(element: "(aii)", [.structure([.array(element: "ii", [])])])]))
+        #expect(!trusts([.array(element: "(ai)", [.structure([.array(element: "", [])])]), .byte(1)]))
+        #expect(!trusts([.array(element: "aay", [.array(element: "ay", [.array(element: "y", [])]), .array(element: "a", [])])]))
         #expect(!trusts([.array(element: String(repeating: "a", count: 32) + "y", [])]))
         #expect(trusts([.array(element: String(repeating: "a", count: 30) + "y", [])]))
     }
@@ -247,6 +252,7 @@ struct WireMarshallingTests {
             [.signature("a{"), .byte(1)],
             [.array(element: "s", [.uint32(1)]), .byte(1)],
             [.array(element: "sx", []), .int64(1)],
+            [.array(element: "(aii)", [.structure([.array(element: "ii", [])])]), .byte(1)],
             [.structure([]), .byte(1)],
             [.bytes(Array(repeating: 0, count: WireMarshalling.maximumBodySize + 1)), .byte(1)],
         ]

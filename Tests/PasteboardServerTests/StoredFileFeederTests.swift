@@ -1,6 +1,7 @@
 import CDBus
 import Foundation
 @testable import PasteboardServer
+import Synchronization
 import Testing
 
 /// The feeder behind `ReadFd` of a store file: whatever pace its reader keeps (reading at
@@ -28,7 +29,7 @@ struct StoredFileFeederTests {
         defer { close(file); unlink(path) }
         var ends: [Int32] = [-1, -1]
         #expect(pipe2(&ends, O_CLOEXEC) == 0)
-        _ = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, StoredFileFeeder.pipeSize)
+        _ = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, WidePipes.size)
         let fed = DispatchSemaphore(value: 0)
         let (input, size) = (ends[1], UInt64(bytes.count))
         Thread.detachNewThread {
@@ -71,6 +72,47 @@ struct StoredFileFeederTests {
     @Test func aReaderOfSmallPiecesGetsEveryByte() throws {
         let bytes = Self.bytes(6 << 20 + 5)
         #expect(try Self.feedAndRead(bytes, chunk: 4093, pauseMilliseconds: 2, every: 1 << 20) == bytes)
+    }
+
+    /// The kernel counts a pipe's room in pages, a look in bytes: a pipe shrunk to one page
+    /// that holds part of one has room by the look's count and none by the kernel's. The
+    /// feeder must then sleep until the reader reads, not look and try again and again.
+    @Test func aPipeFullByPagesButNotByBytesPutsTheFeederToSleep() throws {
+        let bytes = Self.bytes(64 << 10)
+        let (file, path) = try Self.file(bytes)
+        defer { close(file); unlink(path) }
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe2(&ends, O_CLOEXEC) == 0)
+        defer { close(ends[0]) }
+        #expect(cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, 4096) == 4096)
+        let head = [UInt8](repeating: 0x68, count: 1096)
+        #expect(head.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == 1096)
+        let fed = DispatchSemaphore(value: 0)
+        let spent = Mutex<Double>(0)
+        let input = ends[1]
+        Thread.detachNewThread {
+            var start = timespec(), end = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start)
+            StoredFileFeeder.feed(file, size: UInt64(bytes.count), into: input)
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end)
+            spent.withLock { $0 = Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9 }
+            close(input)
+            fed.signal()
+        }
+        // The reader reads nothing for 300 ms: a feeder that kept looking would spend them.
+        usleep(300_000)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, 8192) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { break }
+            received += buffer[..<count]
+        }
+        #expect(fed.wait(timeout: .now() + 10) == .success)
+        #expect(received == head + bytes)
+        let cpu = spent.withLock { $0 }
+        #expect(cpu < 0.1, "the feeder spent \(cpu) s of processor time while its reader read nothing")
     }
 
     @Test func aReaderThatLeavesEndsTheFeed() throws {

@@ -48,7 +48,8 @@ struct DescriptorReader {
             small = bytes
         }
 
-        source.enlargePipeBuffer()
+        let widened = source.enlargePipeBuffer()
+        defer { if widened { WidePipes.writers.giveBack() } }
         // A pipe's length is unknown (nil): past the inline threshold it may well be large, so
         // it overwrites the spare file too, if there is one.
         var file = try payloads.createFile(sizeHint: source.remaining)

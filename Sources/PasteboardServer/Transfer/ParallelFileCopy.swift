@@ -195,11 +195,10 @@ enum ParallelFileCopy {
         var ends: [Int32] = [-1, -1]
         guard pipe2(&ends, O_CLOEXEC) == 0 else { return .refused }
         defer { ends.forEach { close($0) } }
-        // Wider than the default, so that each pair of calls moves more pages; no wider than
-        // a transfer's pipe when the user's pipes hold much (see
-        // `TransferSource.enlargePipeBuffer()`), as up to `max-transfers` of these may be open
-        // at once.
-        let widened = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, TransferSource.smallerPipeBufferSize)
+        // Wider than the default, so that each pair of calls moves more pages; no wider than a
+        // transfer's pipe beyond the few wide ones (see `WidePipes`), as up to `max-transfers`
+        // of these may be open at once.
+        let widened = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, TransferSource.pipeBufferSize)
         let pipeSize = Int(max(widened, cdbus_fcntl(ends[1], cdbus_F_GETPIPE_SZ), 4096))
         var readAt = sourceOffset, writeAt = destinationOffset
         var moved: UInt64 = 0

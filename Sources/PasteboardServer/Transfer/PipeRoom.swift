@@ -19,7 +19,10 @@ import Glibc
 ///
 /// Looking costs a processor while it lasts, so it lasts at most ``lookLimit``, and only while
 /// the reader keeps pace: a look that finds no room, or a sleep longer than ``slowReader``,
-/// stops the looking until a sleep shows the reader back at speed.
+/// stops the looking until a sleep shows the reader back at speed. A look measures bytes
+/// (`FIONREAD`) where the kernel counts a pipe's room in pages, so a look that found room
+/// followed by no write at all (the reader left part of a page in a pipe it shrank to a page,
+/// say) means sleeping next time, never looking again and again.
 struct PipeRoom {
     /// How long one look lasts at most, in nanoseconds.
     static let lookLimit: UInt64 = 50_000
@@ -29,23 +32,35 @@ struct PipeRoom {
     static let wanted: Int32 = 64 << 10
 
     private let pipe: Int32
-    private var looks = true
+    /// Whether the reader keeps pace, so that the next wait looks before it sleeps.
+    private var readerKeepsPace = true
+    /// Whether the last wait ended in a look, with nothing written since.
+    private var lookedLast = false
 
     init(_ pipe: Int32) {
         self.pipe = pipe
     }
 
+    /// The feeder wrote into the pipe.
+    mutating func wrote() {
+        lookedLast = false
+    }
+
     /// Waits until the pipe has room, or its reader has gone (the next write says which);
     /// false if waiting failed.
     mutating func wait() -> Bool {
-        if looks, look() { return true }
-        looks = false
+        if readerKeepsPace, !lookedLast, look() {
+            lookedLast = true
+            return true
+        }
+        lookedLast = false
+        readerKeepsPace = false
         let start = Self.now
         var probe = pollfd(fd: pipe, events: Int16(POLLOUT), revents: 0)
         while poll(&probe, 1, -1) < 0 {
             guard errno == EINTR else { return false }
         }
-        looks = Self.now - start < Self.slowReader
+        readerKeepsPace = Self.now - start < Self.slowReader
         return true
     }
 
@@ -64,8 +79,8 @@ struct PipeRoom {
     }
 
     /// Looks at the pipe until it is empty, for at most `limit` nanoseconds: true once it is
-    /// empty or cannot be looked at (its reader's end aside, nothing is left to wait for),
-    /// false if it still holds data.
+    /// empty, or once `FIONREAD` fails (as the feeder's slower wait treats it), false if it
+    /// still holds data.
     static func waitUntilEmpty(_ pipe: Int32, within limit: UInt64) -> Bool {
         let start = now
         repeat {

@@ -21,12 +21,11 @@ import PasteboardModel
 /// end; so each process may have `max-transfers` feeders at once, and all of them four times as
 /// many (counted apart from `WriteItemsFd`'s transfers, which readers must not crowd out).
 final class StoredFileFeeder: Sendable {
-    /// The pipe's buffer: 1 MiB (the most an unprivileged process may ask for by default) took
-    /// 64 MiB to a reader in half the time 256 KiB did (the feeder and the reader take turns
-    /// once per pipeful). The pages count against the user's pipe allowance
-    /// (`pipe-user-pages-soft`, 64 MiB by default): a client holding its quarter of
-    /// `max-transfers` feeders unread takes a quarter of it. A refusal leaves 64 KiB.
-    static let pipeSize: Int32 = 1 << 20
+    /// The pipe's buffer when no wide pipe (``WidePipes``, 1 MiB) is free: 1 MiB took 64 MiB
+    /// to a reader in half the time 256 KiB did (the feeder and the reader take turns once per
+    /// pipeful, less often when the feeder looks before it sleeps: ``PipeRoom``). A refusal
+    /// (the user's pipe allowance spent) leaves the pipe as the kernel made it.
+    static let pipeSize: Int32 = 256 << 10
 
     /// Feeders at work, by the reader's process.
     private let slots: TransferSlots<TransferClient>
@@ -50,12 +49,13 @@ final class StoredFileFeeder: Sendable {
             release(reader)
             throw DescriptorSource.unavailable(code)
         }
-        _ = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, Self.pipeSize)
+        let wide = WidePipes.readers.widen(ends[1], otherwise: Self.pipeSize)
         let (input, size) = (ends[1], blob.size)
         Thread.detachNewThread { [self] in
             defer {
                 close(file)
                 close(input)
+                if wide { WidePipes.readers.giveBack() }
                 release(reader)
             }
             Self.feed(file, size: size, into: input)
@@ -81,7 +81,10 @@ final class StoredFileFeeder: Sendable {
             let left = Int(min(size - UInt64(offset), 1 << 20))
             if buffer == nil {
                 let moved = splice(file, &offset, pipe, nil, left, cdbus_SPLICE_F_NONBLOCK)
-                if moved > 0 { continue }
+                if moved > 0 {
+                    room.wrote()
+                    continue
+                }
                 if moved < 0, errno == EINTR { continue }
                 if moved < 0, errno == EAGAIN {
                     guard room.wait() else { return }

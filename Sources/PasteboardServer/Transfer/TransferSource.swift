@@ -51,29 +51,21 @@ struct TransferSource {
     /// at most the transfer idle timeout. A file never keeps a reader waiting.
     var mayStall: Bool { kind != .file }
 
-    /// The pipe buffer size asked for by ``enlargePipeBuffer()``, and the smaller one asked
-    /// for when the user's pipes already hold too much for it.
-    static let pipeBufferSize: Int32 = 1 << 20
-    static let smallerPipeBufferSize: Int32 = 256 << 10
+    /// The pipe buffer size ``enlargePipeBuffer()`` asks for when no wide pipe is free.
+    static let pipeBufferSize: Int32 = 256 << 10
 
-    /// Widens a pipe's buffer (64 KiB by default) to ``pipeBufferSize``, never narrowing it.
+    /// Widens a pipe's buffer (64 KiB by default) to 1 MiB (``WidePipes``) or, with many
+    /// transfers at once, to ``pipeBufferSize``; never narrows it. True when it took one of the
+    /// wide pipes, to give back (``WidePipes/giveBack()``) once the transfer is over.
     ///
     /// With 64 KiB the writer and the server take turns every 64 KiB, two wake-ups each time;
     /// with more both keep running, the writer filling while the server writes its file.
     /// Measured on two processors, 64 MiB from a writing thread into a cached file: 47–52 ms
-    /// with 64 KiB, 17–19 ms with 256 KiB, 14–15 ms with 1 MiB (the most an unprivileged
-    /// process may ask for by default), reading 1 MiB at a time. The pages count against the
-    /// user's pipe allowance (`pipe-user-pages-soft`, 64 MiB by default, beyond which the
-    /// kernel refuses to widen pipes and gives new ones a tiny buffer): `max-transfers` (64)
-    /// transfers at once would take all of it, as any of the user's programs holding 64 such
-    /// pipes would. Refused (the allowance spent), the pipe is widened to
-    /// ``smallerPipeBufferSize`` if it can be, or left as it was. Only for data already known to
-    /// be large: small writes never get here.
-    func enlargePipeBuffer() {
-        guard kind == .pipe else { return }
-        let size = cdbus_fcntl(fd, cdbus_F_GETPIPE_SZ)
-        for wanted in [Self.pipeBufferSize, Self.smallerPipeBufferSize] where size < wanted {
-            if cdbus_fcntl_int(fd, cdbus_F_SETPIPE_SZ, wanted) >= 0 { return }
-        }
+    /// with 64 KiB, 17–19 ms with 256 KiB, 14–15 ms with 1 MiB, reading 1 MiB at a time. A
+    /// refusal (the user's pipe allowance spent) leaves the pipe as it was. Only for data
+    /// already known to be large: small writes never get here.
+    func enlargePipeBuffer() -> Bool {
+        guard kind == .pipe else { return false }
+        return WidePipes.writers.widen(fd, otherwise: Self.pipeBufferSize)
     }
 }
