@@ -22,27 +22,52 @@ struct StoredFileFeederTests {
         return (fd, path)
     }
 
+    /// A pipe: its read end, its write end.
+    private static func pipe() -> (output: Int32, input: Int32) {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe2(&ends, O_CLOEXEC) == 0)
+        return (ends[0], ends[1])
+    }
+
+    /// A feed running on a thread of its own, as the server runs it.
+    final class Feed: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        /// The processor time the feed took, in seconds, once done.
+        let processorTime = Mutex<Double>(0)
+
+        /// Feeds `size` bytes of `file` into `input`, then closes `input`.
+        init(_ file: Int32, size: Int, into input: Int32) {
+            Thread.detachNewThread { [self] in
+                var start = timespec(), end = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start)
+                StoredFileFeeder.feed(file, size: UInt64(size), into: input)
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end)
+                processorTime.withLock { $0 = Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9 }
+                close(input)
+                done.signal()
+            }
+        }
+
+        /// Whether the feed ended within 10 s.
+        func ended() -> Bool {
+            done.wait(timeout: .now() + 10) == .success
+        }
+    }
+
     /// Feeds `bytes` through a pipe of 1 MiB to a reader reading `chunk` bytes at a time,
     /// pausing `pauseMilliseconds` after every `pauseEvery` bytes; what the reader got.
     private static func feedAndRead(_ bytes: [UInt8], chunk: Int, pauseMilliseconds: UInt32 = 0, every pauseEvery: Int = .max) throws -> [UInt8] {
         let (file, path) = try Self.file(bytes)
         defer { close(file); unlink(path) }
-        var ends: [Int32] = [-1, -1]
-        #expect(pipe2(&ends, O_CLOEXEC) == 0)
-        _ = cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, WidePipes.size)
-        let fed = DispatchSemaphore(value: 0)
-        let (input, size) = (ends[1], UInt64(bytes.count))
-        Thread.detachNewThread {
-            StoredFileFeeder.feed(file, size: size, into: input)
-            close(input)
-            fed.signal()
-        }
-        defer { close(ends[0]) }
+        let (output, input) = Self.pipe()
+        defer { close(output) }
+        _ = cdbus_fcntl_int(input, cdbus_F_SETPIPE_SZ, WidePipes.size)
+        let feed = Feed(file, size: bytes.count, into: input)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: chunk)
         var sincePause = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, chunk) }
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, chunk) }
             if count < 0, errno == EINTR { continue }
             #expect(count >= 0)
             if count <= 0 { break }
@@ -53,7 +78,7 @@ struct StoredFileFeederTests {
                 usleep(pauseMilliseconds * 1000)
             }
         }
-        #expect(fed.wait(timeout: .now() + 10) == .success)
+        #expect(feed.ended())
         return received
     }
 
@@ -81,37 +106,25 @@ struct StoredFileFeederTests {
         let bytes = Self.bytes(64 << 10)
         let (file, path) = try Self.file(bytes)
         defer { close(file); unlink(path) }
-        var ends: [Int32] = [-1, -1]
-        #expect(pipe2(&ends, O_CLOEXEC) == 0)
-        defer { close(ends[0]) }
-        #expect(cdbus_fcntl_int(ends[1], cdbus_F_SETPIPE_SZ, 4096) == 4096)
+        let (output, input) = Self.pipe()
+        defer { close(output) }
+        #expect(cdbus_fcntl_int(input, cdbus_F_SETPIPE_SZ, 4096) == 4096)
         let head = [UInt8](repeating: 0x68, count: 1096)
-        #expect(head.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == 1096)
-        let fed = DispatchSemaphore(value: 0)
-        let spent = Mutex<Double>(0)
-        let input = ends[1]
-        Thread.detachNewThread {
-            var start = timespec(), end = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start)
-            StoredFileFeeder.feed(file, size: UInt64(bytes.count), into: input)
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end)
-            spent.withLock { $0 = Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9 }
-            close(input)
-            fed.signal()
-        }
+        #expect(head.withUnsafeBytes { write(input, $0.baseAddress, $0.count) } == 1096)
+        let feed = Feed(file, size: bytes.count, into: input)
         // The reader reads nothing for 300 ms: a feeder that kept looking would spend them.
         usleep(300_000)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 8192)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, 8192) }
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, 8192) }
             if count < 0, errno == EINTR { continue }
             if count <= 0 { break }
             received += buffer[..<count]
         }
-        #expect(fed.wait(timeout: .now() + 10) == .success)
+        #expect(feed.ended())
         #expect(received == head + bytes)
-        let cpu = spent.withLock { $0 }
+        let cpu = feed.processorTime.withLock { $0 }
         #expect(cpu < 0.1, "the feeder spent \(cpu) s of processor time while its reader read nothing")
     }
 
@@ -119,18 +132,11 @@ struct StoredFileFeederTests {
         let bytes = Self.bytes(16 << 20)
         let (file, path) = try Self.file(bytes)
         defer { close(file); unlink(path) }
-        var ends: [Int32] = [-1, -1]
-        #expect(pipe2(&ends, O_CLOEXEC) == 0)
-        let fed = DispatchSemaphore(value: 0)
-        let input = ends[1]
-        Thread.detachNewThread {
-            StoredFileFeeder.feed(file, size: UInt64(bytes.count), into: input)
-            close(input)
-            fed.signal()
-        }
+        let (output, input) = Self.pipe()
+        let feed = Feed(file, size: bytes.count, into: input)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        #expect(buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, 1 << 20) } > 0)
-        close(ends[0])
-        #expect(fed.wait(timeout: .now() + 10) == .success)
+        #expect(buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, 1 << 20) } > 0)
+        close(output)
+        #expect(feed.ended())
     }
 }
