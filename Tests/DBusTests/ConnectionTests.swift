@@ -483,6 +483,26 @@ struct ConnectionTests {
         #expect(message.unreadWire != nil, "libdbus read the call back: it was not written by the loop")
     }
 
+    /// Random values of every kind and nesting, as calls and their echoed replies, through a
+    /// real dbus-daemon, which validates every message it routes and disconnects a sender of
+    /// an invalid one: what the module sends as its own bytes must pass it, and come back as
+    /// it was sent.
+    @Test(arguments: 1...4)
+    func randomCallsAndRepliesPassTheBus(seed: UInt64) async throws {
+        var random = RandomValues(seed: seed)
+        var kept = 0
+        for _ in 0..<150 {
+            let arguments = random.arguments()
+            let message = try Message.methodCall(
+                destination: "org.example.Echo", path: "/org/example/Echo", interface: "org.example.Echo", method: "Echo", arguments: arguments)
+            if message.unreadWire != nil { kept += 1 }
+            let reply = try await client.call(message, timeout: .seconds(30))
+            #expect(reply.arguments() == arguments, "\(arguments.map(\.signature))")
+        }
+        #expect(kept > 100)
+        #expect(client.isConnected && server.isConnected)
+    }
+
     /// `close()` sends what is queued, messages held for `Hello`'s answer too: a signal carrying
     /// a descriptor, sent and closed while the bus is stopped (so `Hello` is unanswered), reaches
     /// a listener once the bus goes on.

@@ -119,59 +119,14 @@ struct WireMarshallingTests {
     /// sender of an invalid message), each other one read back; both read back as written.
     @Test(arguments: 1...8)
     func randomKeptMessagesAreValid(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
-        func text() -> String {
-            let scalars = (0..<Int.random(in: 0...12, using: &random)).compactMap { _ -> Unicode.Scalar? in
-                let ranges: [ClosedRange<UInt32>] = [0x1...0x7F, 0x80...0x7FF, 0x800...0xFFFF, 0x10000...0x10FFFF]
-                return Unicode.Scalar(UInt32.random(in: ranges.randomElement(using: &random)!, using: &random))
-            }
-            return String(String.UnicodeScalarView(scalars))
-        }
-        func plain() -> DBusValue {
-            switch Int.random(in: 0..<13, using: &random) {
-            case 0: .byte(UInt8.random(in: 0...255, using: &random))
-            case 1: .boolean(Bool.random(using: &random))
-            case 2: .int16(Int16.random(in: .min ... .max, using: &random))
-            case 3: .uint16(UInt16.random(in: 0 ... .max, using: &random))
-            case 4: .int32(Int32.random(in: .min ... .max, using: &random))
-            case 5: .uint32(UInt32.random(in: 0 ... .max, using: &random))
-            case 6: .int64(Int64.random(in: .min ... .max, using: &random))
-            case 7: .uint64(UInt64.random(in: 0 ... .max, using: &random))
-            case 8: .double(Double.random(in: -1e9...1e9, using: &random))
-            case 9: .string(text())
-            case 10: .bytes((0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
-            case 11: .objectPath(["/", "/a", "/a/b_1", "/org/pasteboardd/Pasteboard1"].randomElement(using: &random)!)
-            default: .strings((0..<Int.random(in: 0...5, using: &random)).map { _ in text() })
-            }
-        }
-        /// A value nested up to `depth` deep: arrays of one element type, dictionaries,
-        /// structures, variants of anything.
-        func value(_ depth: Int) -> DBusValue {
-            guard depth > 0, Int.random(in: 0..<3, using: &random) == 0 else { return plain() }
-            switch Int.random(in: 0..<4, using: &random) {
-            case 0:
-                let model = value(depth - 1)
-                let count = Int.random(in: 0...3, using: &random)
-                // Read back, an array of bytes is `.bytes`.
-                if case .byte = model { return .bytes((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }) }
-                // Elements of the model's type: plain ones drawn again, others repeated.
-                let elements = (0..<count).map { _ in model.signature.count == 1 ? Self.sameKind(as: model, &random) : model }
-                return .array(element: model.signature, elements)
-            case 1:
-                let entries = (0..<Int.random(in: 0...3, using: &random)).map { _ in (DBusValue.string(text()), value(depth - 1)) }
-                let valueSignature = entries.first?.1.signature ?? "v"
-                return .dictionary(key: "s", value: valueSignature, entries.filter { $0.1.signature == valueSignature })
-            case 2: return .structure((0..<Int.random(in: 1...3, using: &random)).map { _ in value(depth - 1) })
-            default: return .variant(value(depth - 1))
-            }
-        }
+        var random = RandomValues(seed: seed)
         let call = try #require(dbus_message_new_method_call(nil, "/a", nil, "M"))
         defer { dbus_message_unref(call) }
         dbus_message_set_serial(call, 9)
         #expect(dbus_message_set_sender(call, ":1.7") != 0)
         var kept = 0
         for _ in 0..<300 {
-            let arguments = (0..<Int.random(in: 0...8, using: &random)).map { _ in value(3) }
+            let arguments = random.arguments()
             let headers = [
                 WireMarshalling.Header.signal(path: "/a/b", interface: "a.b", member: "C"), .reply(to: call),
                 .methodCall(destination: "org.example.Service", path: "/a/b", interface: "a.b", member: "M"),
@@ -191,15 +146,6 @@ struct WireMarshallingTests {
             }
         }
         #expect(kept > 300)
-    }
-
-    /// Another plain value of the same kind as `model`, drawn at random.
-    private static func sameKind(as model: DBusValue, _ random: inout SeededRandom) -> DBusValue {
-        switch model {
-        case .uint64: .uint64(UInt64.random(in: 0 ... .max, using: &random))
-        case .string: .string(String(repeating: "x", count: Int.random(in: 0...9, using: &random)))
-        default: model
-        }
     }
 
     /// What the trust rule keeps, and what it leaves to libdbus's validation.
