@@ -128,6 +128,32 @@ struct StoredFileFeederTests {
         #expect(cpu < 0.1, "the feeder spent \(cpu) s of processor time while its reader read nothing")
     }
 
+    /// A reader that takes a page at a time, with pauses between (as one that writes each
+    /// piece somewhere before reading the next): looks that find no room make the feeder
+    /// look less and less often, rather than spend 50 µs at every one of its wakes.
+    @Test func aReaderThatDoesOtherWorkBetweenReadsCostsTheFeederLittle() throws {
+        let bytes = Self.bytes(1 << 20 + 400 * 4096)
+        let (file, path) = try Self.file(bytes)
+        defer { close(file); unlink(path) }
+        let (output, input) = Self.pipe()
+        defer { close(output) }
+        _ = cdbus_fcntl_int(input, cdbus_F_SETPIPE_SZ, WidePipes.size)
+        let feed = Feed(file, size: bytes.count, into: input)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, 4096) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { break }
+            received += buffer[..<count]
+            if received.count <= 400 * 4096 { usleep(500) }
+        }
+        #expect(feed.ended())
+        #expect(received == bytes)
+        let cpu = feed.processorTime.withLock { $0 }
+        #expect(cpu < 0.015, "the feeder spent \(cpu) s of processor time on a reader of pages")
+    }
+
     @Test func aReaderThatLeavesEndsTheFeed() throws {
         let bytes = Self.bytes(16 << 20)
         let (file, path) = try Self.file(bytes)

@@ -17,25 +17,29 @@ import Glibc
 /// up to 50 µs (the time a reader takes to copy out 1 MiB), 2.3–2.5 ms read from the file
 /// itself; 1 GiB in 75–160 ms and 47 ms.
 ///
-/// Looking costs a processor while it lasts, so it lasts at most ``lookLimit``, and only while
-/// the reader keeps pace: a look that finds no room, or a sleep longer than ``slowReader``,
-/// stops the looking until a sleep shows the reader back at speed. A look measures bytes
-/// (`FIONREAD`) where the kernel counts a pipe's room in pages, so a look that found room
-/// followed by no write at all (the reader left part of a page in a pipe it shrank to a page,
-/// say) means sleeping next time, never looking again and again.
+/// Looking costs a processor while it lasts, so it lasts at most ``lookLimit``, and it is
+/// worth it only while the reader keeps pace. A reader that does other work between its reads
+/// (`pbctl paste` writing each piece to a file, say) makes looks fail: after each failure in a
+/// row the feeder sleeps through twice as many waits before it looks again (1, 3, 7, up to 63),
+/// so that such a reader costs it a look in 64 waits at most; a look that finds room starts
+/// over. A look measures bytes (`FIONREAD`) where the kernel counts a pipe's room in pages, so
+/// a look that found room followed by no write at all (the reader left part of a page in a
+/// pipe it shrank to a page, say) means sleeping next time, never looking again and again.
 struct PipeRoom {
     /// How long one look lasts at most, in nanoseconds.
     static let lookLimit: UInt64 = 50_000
-    /// A sleep this long (in nanoseconds) says the reader is slow, or stopped.
-    static let slowReader: UInt64 = 1_000_000
     /// The room worth waking for: a splice of a few pages costs about what one of many does.
     static let wanted: Int32 = 64 << 10
+    /// The most waits slept through between two looks.
+    static let mostWaitsWithoutLooking = 63
 
     private let pipe: Int32
-    /// Whether the reader keeps pace, so that the next wait looks before it sleeps.
-    private var readerKeepsPace = true
     /// Whether the last wait ended in a look, with nothing written since.
     private var lookedLast = false
+    /// Looks in a row that found no room.
+    private var failedLooks = 0
+    /// Waits left to sleep through before the next look.
+    private var waitsBeforeLook = 0
 
     init(_ pipe: Int32) {
         self.pipe = pipe
@@ -49,18 +53,22 @@ struct PipeRoom {
     /// Waits until the pipe has room, or its reader has gone (the next write says which);
     /// false if waiting failed.
     mutating func wait() -> Bool {
-        if readerKeepsPace, !lookedLast, look() {
-            lookedLast = true
-            return true
+        if waitsBeforeLook > 0 {
+            waitsBeforeLook -= 1
+        } else if !lookedLast {
+            if look() {
+                failedLooks = 0
+                lookedLast = true
+                return true
+            }
+            failedLooks += 1
+            waitsBeforeLook = min(Self.mostWaitsWithoutLooking, (1 << min(failedLooks, 6)) - 1)
         }
         lookedLast = false
-        readerKeepsPace = false
-        let start = Self.now
         var probe = pollfd(fd: pipe, events: Int16(POLLOUT), revents: 0)
         while poll(&probe, 1, -1) < 0 {
             guard errno == EINTR else { return false }
         }
-        readerKeepsPace = Self.now - start < Self.slowReader
         return true
     }
 
