@@ -55,8 +55,9 @@ struct StoredFileFeederTests {
     }
 
     /// Feeds `bytes` through a pipe of 1 MiB to a reader reading `chunk` bytes at a time,
-    /// pausing `pauseMilliseconds` after every `pauseEvery` bytes; what the reader got.
-    private static func feedAndRead(_ bytes: [UInt8], chunk: Int, pauseMilliseconds: UInt32 = 0, every pauseEvery: Int = .max) throws -> [UInt8] {
+    /// pausing after each read as long as `pause` says (in microseconds, given what it has
+    /// read so far); what the reader got, and the feeder's processor time in seconds.
+    private static func feedAndRead(_ bytes: [UInt8], chunk: Int, pause: (Int) -> UInt32 = { _ in 0 }) throws -> (received: [UInt8], processorTime: Double) {
         let (file, path) = try Self.file(bytes)
         defer { close(file); unlink(path) }
         let (output, input) = Self.pipe()
@@ -65,38 +66,39 @@ struct StoredFileFeederTests {
         let feed = Feed(file, size: bytes.count, into: input)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: chunk)
-        var sincePause = 0
         while true {
             let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, chunk) }
             if count < 0, errno == EINTR { continue }
             #expect(count >= 0)
             if count <= 0 { break }
             received += buffer[..<count]
-            sincePause += count
-            if sincePause >= pauseEvery {
-                sincePause = 0
-                usleep(pauseMilliseconds * 1000)
-            }
+            let pausing = pause(received.count)
+            if pausing > 0 { usleep(pausing) }
         }
         #expect(feed.ended())
-        return received
+        return (received, feed.processorTime.withLock { $0 })
+    }
+
+    /// A pause of `microseconds` each time the reader passes a multiple of `every` bytes.
+    private static func pausing(_ microseconds: UInt32, every: Int, chunk: Int) -> (Int) -> UInt32 {
+        { received in received % every < chunk ? microseconds : 0 }
     }
 
     @Test func aReaderTakingAPipefulAtATimeGetsEveryByte() throws {
         let bytes = Self.bytes(24 << 20 + 12_345)
-        #expect(try Self.feedAndRead(bytes, chunk: 1 << 20) == bytes)
+        #expect(try Self.feedAndRead(bytes, chunk: 1 << 20).received == bytes)
     }
 
     @Test func aReaderThatPausesGetsEveryByte() throws {
         // Pauses of 30 ms, far past the feeder's looking: it sleeps, then looks again once
         // the reader is back at speed.
         let bytes = Self.bytes(12 << 20 + 777)
-        #expect(try Self.feedAndRead(bytes, chunk: 1 << 20, pauseMilliseconds: 30, every: 3 << 20) == bytes)
+        #expect(try Self.feedAndRead(bytes, chunk: 1 << 20, pause: Self.pausing(30_000, every: 3 << 20, chunk: 1 << 20)).received == bytes)
     }
 
     @Test func aReaderOfSmallPiecesGetsEveryByte() throws {
         let bytes = Self.bytes(6 << 20 + 5)
-        #expect(try Self.feedAndRead(bytes, chunk: 4093, pauseMilliseconds: 2, every: 1 << 20) == bytes)
+        #expect(try Self.feedAndRead(bytes, chunk: 4093, pause: Self.pausing(2_000, every: 1 << 20, chunk: 4093)).received == bytes)
     }
 
     /// The kernel counts a pipe's room in pages, a look in bytes: a pipe shrunk to one page
@@ -133,24 +135,8 @@ struct StoredFileFeederTests {
     /// look less and less often, rather than spend 50 µs at every one of its wakes.
     @Test func aReaderThatDoesOtherWorkBetweenReadsCostsTheFeederLittle() throws {
         let bytes = Self.bytes(1 << 20 + 400 * 4096)
-        let (file, path) = try Self.file(bytes)
-        defer { close(file); unlink(path) }
-        let (output, input) = Self.pipe()
-        defer { close(output) }
-        _ = cdbus_fcntl_int(input, cdbus_F_SETPIPE_SZ, WidePipes.size)
-        let feed = Feed(file, size: bytes.count, into: input)
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, 4096) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            received += buffer[..<count]
-            if received.count <= 400 * 4096 { usleep(500) }
-        }
-        #expect(feed.ended())
+        let (received, cpu) = try Self.feedAndRead(bytes, chunk: 4096) { $0 <= 400 * 4096 ? 500 : 0 }
         #expect(received == bytes)
-        let cpu = feed.processorTime.withLock { $0 }
         #expect(cpu < 0.015, "the feeder spent \(cpu) s of processor time on a reader of pages")
     }
 
