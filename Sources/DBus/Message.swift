@@ -107,19 +107,27 @@ public final class Message: @unchecked Sendable {
     // MARK: Building
 
     /// A method call to `destination` (nil for a peer-to-peer connection).
+    ///
+    /// - Parameters:
+    ///   - noReply: asks the receiver not to send a reply (for calls whose answer nobody reads).
+    ///   - autoStart: lets the bus start the destination service if it is not running.
     public static func methodCall(
         destination: String?, path: String, interface: String?, method: String,
-        arguments: [DBusValue] = []
+        arguments: [DBusValue] = [], noReply: Bool = false, autoStart: Bool = true
     ) throws(DBusError) -> Message {
         if let destination, !BusName.isValid(destination) { throw .invalidArgs("'\(destination)' is not a valid bus name") }
         guard ObjectPath.isValid(path) else { throw .invalidArgs("'\(path)' is not a valid object path") }
         if let interface, !InterfaceName.isValid(interface) { throw .invalidArgs("'\(interface)' is not a valid interface name") }
         guard MemberName.isValid(method) else { throw .invalidArgs("'\(method)' is not a valid method name") }
-        let header = WireMarshalling.Header.methodCall(destination: destination, path: path, interface: interface, member: method)
+        let header = WireMarshalling.Header.methodCall(
+            destination: destination, path: path, interface: interface, member: method, noReply: noReply, autoStart: autoStart)
         if let message = WireMarshalling.message(header, arguments: arguments) {
             return message
         }
-        return try appending(arguments, to: dbus_message_new_method_call(destination, path, interface, method))
+        let message = try appending(arguments, to: dbus_message_new_method_call(destination, path, interface, method))
+        dbus_message_set_no_reply(message.raw, noReply ? 1 : 0)
+        dbus_message_set_auto_start(message.raw, autoStart ? 1 : 0)
+        return message
     }
 
     /// A signal emitted from `path`.
@@ -172,12 +180,16 @@ public final class Message: @unchecked Sendable {
         return dbus_message_new_error(raw, name, text).map { Message(taking: $0) }
     }
 
-    /// Asks the receiver not to send a reply (for calls whose answer nobody reads).
+    /// Asks the receiver not to send a reply (for calls whose answer nobody reads). A message
+    /// kept as its bytes is read back by libdbus to be changed, and sent by libdbus: pass
+    /// `noReply` to ``methodCall(destination:path:interface:method:arguments:noReply:autoStart:)``
+    /// instead.
     public func setNoReply(_ noReply: Bool) {
         dbus_message_set_no_reply(raw, noReply ? 1 : 0)
     }
 
-    /// Lets the bus start the destination service if it is not running.
+    /// Lets the bus start the destination service if it is not running. As with
+    /// ``setNoReply(_:)``, better given to the maker.
     public func setAutoStart(_ autoStart: Bool) {
         dbus_message_set_auto_start(raw, autoStart ? 1 : 0)
     }

@@ -34,11 +34,20 @@ enum WireMarshalling {
         var destination: String?
         /// For a reply: the serial of the call it answers.
         var replySerial: UInt32?
+        /// The flag `NO_REPLY_EXPECTED` (`dbus_message_set_no_reply`).
         var noReply = false
+        /// The flag `NO_AUTO_START` (`dbus_message_set_auto_start(false)`).
+        var noAutoStart = false
 
-        /// The header `dbus_message_new_method_call` makes.
-        static func methodCall(destination: String?, path: String, interface: String?, member: String) -> Header {
-            Header(type: DBUS_MESSAGE_TYPE_METHOD_CALL, path: path, interface: interface, member: member, destination: destination)
+        /// The header `dbus_message_new_method_call` makes, with the flags given.
+        static func methodCall(destination: String?, path: String, interface: String?, member: String, noReply: Bool = false, autoStart: Bool = true) -> Header {
+            Header(type: DBUS_MESSAGE_TYPE_METHOD_CALL, path: path, interface: interface, member: member, destination: destination,
+                   noReply: noReply, noAutoStart: !autoStart)
+        }
+
+        /// The header's flags byte.
+        var flags: UInt8 {
+            (noReply ? 0x1 : 0) | (noAutoStart ? 0x2 : 0)
         }
 
         /// The header `dbus_message_new_signal` makes.
@@ -77,7 +86,7 @@ enum WireMarshalling {
     /// The fixed part, then the fields, padded to 8 for the body that follows; the body's
     /// length is patched in once it is written.
     private static func writeHeader(_ header: Header, signature: String, into writer: inout WireWriter) -> Bool {
-        writer.append(contentsOf: [UInt8(ascii: "l"), UInt8(truncatingIfNeeded: header.type), header.noReply ? 0x1 : 0, 1])
+        writer.append(contentsOf: [UInt8(ascii: "l"), UInt8(truncatingIfNeeded: header.type), header.flags, 1])
         writer.put(UInt32(0))  // the body's length
         writer.put(UInt32(1))  // the serial, cleared once read back
         writer.put(UInt32(0))  // the fields' length, patched below

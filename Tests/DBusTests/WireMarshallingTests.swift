@@ -50,6 +50,25 @@ struct WireMarshallingTests {
         #expect(message.arguments() == arguments)
     }
 
+    /// The flags of a call (no reply wanted, no auto-start) are written into the kept bytes as
+    /// libdbus sets them, instead of making libdbus read the message back to change it.
+    @Test(arguments: [(false, true), (true, true), (false, false), (true, false)])
+    func aCallsFlagsAreWhatLibdbusSets(noReply: Bool, autoStart: Bool) throws {
+        let arguments: [DBusValue] = [.string("general"), .uint32(0)]
+        let message = try Message.methodCall(
+            destination: "org.example.Service", path: "/org/example/Object", interface: "org.example.Interface", method: "Method",
+            arguments: arguments, noReply: noReply, autoStart: autoStart)
+        let iterated = try #require(dbus_message_new_method_call("org.example.Service", "/org/example/Object", "org.example.Interface", "Method"))
+        defer { dbus_message_unref(iterated) }
+        try Marshalling.append(arguments, to: iterated)
+        dbus_message_set_no_reply(iterated, noReply ? 1 : 0)
+        dbus_message_set_auto_start(iterated, autoStart ? 1 : 0)
+        Self.expectKept(message, arguments, asLibdbusWrites: Self.bytes(of: iterated))
+        #expect(message.unreadWire != nil)
+        #expect(message.expectsReply == !noReply)
+        #expect((dbus_message_get_auto_start(message.raw) != 0) == autoStart)
+    }
+
     @Test(arguments: argumentLists.indices)
     func aSignalIsWhatLibdbusBuilds(index: Int) throws {
         let arguments = Self.argumentLists[index]

@@ -264,8 +264,8 @@ public final class PasteboardProxy: Sendable {
         interface: String = PasteboardProxy.interface, _ method: String, _ arguments: [DBusValue] = [], autoStart: Bool = true
     ) async throws -> [DBusValue] {
         do {
-            let message = try Message.methodCall(destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments)
-            message.setAutoStart(autoStart)
+            let message = try Message.methodCall(
+                destination: Self.busName, path: Self.objectPath, interface: interface, method: method, arguments: arguments, autoStart: autoStart)
             return try await connection.call(message).arguments()
         } catch {
             throw translate(error)

@@ -206,9 +206,8 @@ final class DesktopPortal: Sendable {
     /// Ends the request's dialog; the portal sends no `Response` then, so nobody waits for one.
     private func closeRequest(_ handle: String) {
         guard let close = try? Message.methodCall(
-            destination: Self.busName, path: handle, interface: Self.requestInterface, method: "Close")
+            destination: Self.busName, path: handle, interface: Self.requestInterface, method: "Close", noReply: true)
         else { return }
-        close.setNoReply(true)
         connection.send([close])
     }
 

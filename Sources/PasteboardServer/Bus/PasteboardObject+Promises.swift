@@ -67,8 +67,8 @@ extension PasteboardObject {
         do {
             let message = try Message.methodCall(
                 destination: promise.provider, path: "/org/pasteboardd/Provider1", interface: "org.pasteboardd.Provider1", method: "Provide",
-                arguments: [.string(promise.name.rawValue), .uint64(promise.count), .uint32(promise.item), .string(promise.type.rawValue)])
-            message.setAutoStart(false)
+                arguments: [.string(promise.name.rawValue), .uint64(promise.count), .uint32(promise.item), .string(promise.type.rawValue)],
+                autoStart: false)
             reply = try await connection.call(message, timeout: .milliseconds(Int64(clamping: limits.providerTimeoutMilliseconds)))
         } catch {
             // NoReply is also the bus's answer when the writer leaves before answering.

@@ -180,11 +180,10 @@ final class Server: Sendable {
         do {
             message = try Message.methodCall(
                 destination: PasteboardInterface.busName, path: PasteboardInterface.objectPath,
-                interface: "org.freedesktop.DBus.Peer", method: "Ping")
+                interface: "org.freedesktop.DBus.Peer", method: "Ping", autoStart: false)
         } catch {
             throw translate(error)
         }
-        message.setAutoStart(false)
         _ = try await reply(to: message, within: Self.answerTimeout)
     }
 
