@@ -50,8 +50,12 @@ enum ParallelFileCopy {
     /// neither start hundreds of threads nor copy faster for them (they would take turns).
     private static let helpers = Atomic<Int>(0)
 
+    /// The processors the server may run on, read once: Foundation reads them from the
+    /// cgroup's files (eight system calls) at every ask.
+    static let processors = ProcessInfo.processInfo.activeProcessorCount
+
     /// The most helper threads at once.
-    static var helperBudget: Int { max(0, ProcessInfo.processInfo.activeProcessorCount - 1) }
+    static var helperBudget: Int { max(0, processors - 1) }
 
     /// Takes up to `wanted` helper threads out of `budget`; how many it got, to give back with
     /// ``releaseHelpers(_:)``.
@@ -96,7 +100,7 @@ enum ParallelFileCopy {
 
     /// How many threads to copy `size` bytes with, on `processors` processors: 1 when it is
     /// not worth more.
-    static func parts(for size: UInt64, processors: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+    static func parts(for size: UInt64, processors: Int = ParallelFileCopy.processors) -> Int {
         guard size >= minimumSize else { return 1 }
         return max(1, min(processors, maximumParts, Int(clamping: size / minimumPart)))
     }
