@@ -203,7 +203,7 @@ public final class Message: @unchecked Sendable {
     public var errorName: String? { dbus_message_get_error_name(raw).map { String(cString: $0) } }
     public var sender: String? { dbus_message_get_sender(raw).map { String(cString: $0) } }
     public var destination: String? {
-        if let wire = unreadWire { return wire.destination }
+        if let wire = unreadWire, wire.type == DBUS_MESSAGE_TYPE_METHOD_CALL { return wire.callDestination }
         return dbus_message_get_destination(raw).map { String(cString: $0) }
     }
     /// Whether the message carries descriptors; a message kept as its bytes never does.

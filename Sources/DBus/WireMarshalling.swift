@@ -16,8 +16,9 @@ import CDBus
 /// Tried for messages of two or more arguments, and for messages whose bytes are kept: a
 /// single argument appended costs libdbus little. ``message(_:arguments:)`` refuses, before
 /// copying it, a body over ``maximumBodySize`` (a large body mostly costs copying, which this
-/// path does twice) and any descriptor (descriptors travel beside the bytes). Whatever this path refuses, or libdbus
-/// rejects, is built through the iterators instead, whose errors say what was wrong.
+/// path does twice) and any descriptor (descriptors travel beside the bytes). Whatever this
+/// path refuses, or libdbus rejects, is built through the iterators instead, whose errors say
+/// what was wrong.
 enum WireMarshalling {
     /// The largest body, in bytes, for which this path is used.
     static let maximumBodySize = 16 * 1024
@@ -78,7 +79,7 @@ enum WireMarshalling {
             guard writer.put(argument), writer.bytes.count - bodyStart <= maximumBodySize else { return nil }
         }
         writer.patch(UInt32(writer.bytes.count - bodyStart), at: 4)
-        let wire = WireMessage(bytes: writer.bytes)
+        let wire = WireMessage(bytes: writer.bytes, callDestination: header.type == DBUS_MESSAGE_TYPE_METHOD_CALL ? header.destination : nil)
         if keepsBytes { return Message(wire: wire) }
         return wire.readBack().map { Message(taking: $0) }
     }

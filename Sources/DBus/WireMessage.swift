@@ -25,6 +25,16 @@ import CDBus
 /// reply matched by that serial (``ConnectionState``).
 struct WireMessage: Sendable {
     let bytes: [UInt8]
+    /// The destination a method call was made for, kept beside its bytes: a call's destination
+    /// is asked for as it starts, which must not make libdbus read the message back. Nil for
+    /// the replies and signals written elsewhere (``DataReply``, ``CountedMessage``), whose
+    /// destination nothing asks for before they leave.
+    let callDestination: String?
+
+    init(bytes: [UInt8], callDestination: String? = nil) {
+        self.bytes = bytes
+        self.callDestination = callDestination
+    }
 
     /// The message's type (`DBUS_MESSAGE_TYPE_*`).
     var type: Int32 { Int32(bytes[1]) }
@@ -72,38 +82,6 @@ struct WireMessage: Sendable {
         case .dictEntry(let key, let entryValue): isSafe(key) && isSafe(entryValue)
         case .structure(let fields): !fields.isEmpty && fields.allSatisfy(isSafe)
         default: true
-        }
-    }
-
-    /// The header's destination field (code 6), read from the bytes: a call's destination is
-    /// asked for as it starts, which must not make libdbus read the whole message back.
-    var destination: String? {
-        bytes.withUnsafeBytes { raw -> String? in
-            guard raw.count >= 16 else { return nil }
-            let fieldsEnd = 16 + Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-            var offset = 16
-            while offset + 4 <= min(fieldsEnd, raw.count) {
-                let code = raw[offset], type = raw[offset + 2]
-                offset += 4
-                switch type {
-                case UInt8(ascii: "s"), UInt8(ascii: "o"):
-                    offset = (offset + 3) & ~3
-                    guard offset + 4 <= raw.count else { return nil }
-                    let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                    guard offset + 4 + length <= raw.count else { return nil }
-                    if code == 6 { return String(decoding: raw[(offset + 4)..<(offset + 4 + length)], as: UTF8.self) }
-                    offset += 4 + length + 1
-                case UInt8(ascii: "u"):
-                    offset = (offset + 3) & ~3 + 4
-                case UInt8(ascii: "g"):
-                    guard offset < raw.count else { return nil }
-                    offset += 1 + Int(raw[offset]) + 1
-                default:
-                    return nil
-                }
-                offset = (offset + 7) & ~7
-            }
-            return nil
         }
     }
 

@@ -44,6 +44,7 @@ struct WireMarshallingTests {
         Self.expectKept(message, arguments, asLibdbusWrites: Self.bytes(of: iterated))
         // Asked as the call starts, read from the kept bytes without libdbus.
         #expect(message.destination == "org.example.Service")
+        #expect(message.wire == nil || message.unreadWire != nil, "asking for the destination made libdbus read the call back")
         let written = Self.bytes(of: message.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(message.serial == 0)
@@ -95,11 +96,9 @@ struct WireMarshallingTests {
         defer { dbus_message_unref(iterated) }
         try Marshalling.append(arguments, to: iterated)
         Self.expectKept(wire, arguments, asLibdbusWrites: Self.bytes(of: iterated))
-        #expect(wire.destination == ":1.23")
         let written = Self.bytes(of: wire.raw)
         #expect(written.count > 16 && written == Self.bytes(of: iterated))
         #expect(wire.replySerial == 77)
-        #expect(wire.destination == ":1.23")
         #expect(wire.serial == 0)
     }
 
@@ -159,7 +158,7 @@ struct WireMarshallingTests {
                 if let wire = message.wire {
                     kept += 1
                     #expect(wire.isValid, "\(arguments)")
-                    #expect(wire.destination == header.destination)
+                    #expect(message.destination == header.destination)
                 }
                 #expect(message.arguments() == arguments)
             }
