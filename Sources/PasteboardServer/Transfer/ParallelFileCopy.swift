@@ -48,7 +48,7 @@ enum ParallelFileCopy {
     /// Threads copying ranges besides the transfers' own, across all transfers at once: at
     /// most one fewer than the machine has processors, so that many large writes together
     /// neither start hundreds of threads nor copy faster for them (they would take turns).
-    private static let helpers = Atomic<Int>(0)
+    private static let helpers = SharedAllowance()
 
     /// The processors the server may run on, read once: Foundation reads them from the
     /// cgroup's files (eight system calls) at every ask.
@@ -60,18 +60,11 @@ enum ParallelFileCopy {
     /// Takes up to `wanted` helper threads out of `budget`; how many it got, to give back with
     /// ``releaseHelpers(_:)``.
     static func reserveHelpers(_ wanted: Int, budget: Int = helperBudget) -> Int {
-        var current = helpers.load(ordering: .relaxed)
-        while true {
-            let granted = max(0, min(wanted, budget - current))
-            guard granted > 0 else { return 0 }
-            let (exchanged, found) = helpers.compareExchange(expected: current, desired: current + granted, ordering: .relaxed)
-            if exchanged { return granted }
-            current = found
-        }
+        helpers.take(upTo: wanted, of: budget)
     }
 
     static func releaseHelpers(_ count: Int) {
-        if count > 0 { helpers.subtract(count, ordering: .relaxed) }
+        helpers.giveBack(count)
     }
 
     /// One step of ``CopyMethod/parallelSplice``: what is left of `source` past its offset, at

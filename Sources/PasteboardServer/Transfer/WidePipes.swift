@@ -1,5 +1,4 @@
 import CDBus
-import Synchronization
 
 /// The pipes the server widens to 1 MiB, counted so that there are never many at once.
 ///
@@ -21,7 +20,7 @@ final class WidePipes: Sendable {
 
     /// Wide pipes of this kind at once: 16 by default, 16 MiB of the default allowance.
     let most: Int
-    private let inUse = Atomic<Int>(0)
+    private let held = SharedAllowance()
 
     init(most: Int = 16) {
         self.most = most
@@ -32,7 +31,7 @@ final class WidePipes: Sendable {
     /// wide ones, which ``giveBack()`` returns once the pipe is done with.
     func widen(_ pipe: Int32, otherwise: Int32) -> Bool {
         let current = cdbus_fcntl(pipe, cdbus_F_GETPIPE_SZ)
-        if current < Self.size, take() {
+        if current < Self.size, held.take(upTo: 1, of: most) == 1 {
             if cdbus_fcntl_int(pipe, cdbus_F_SETPIPE_SZ, Self.size) >= 0 { return true }
             giveBack()
         }
@@ -42,19 +41,6 @@ final class WidePipes: Sendable {
 
     /// Returns a wide pipe ``widen(_:otherwise:)`` took.
     func giveBack() {
-        inUse.subtract(1, ordering: .relaxed)
-    }
-
-    /// How many are wide now.
-    var count: Int { inUse.load(ordering: .relaxed) }
-
-    private func take() -> Bool {
-        var taken = inUse.load(ordering: .relaxed)
-        while taken < most {
-            let (exchanged, original) = inUse.compareExchange(expected: taken, desired: taken + 1, ordering: .relaxed)
-            if exchanged { return true }
-            taken = original
-        }
-        return false
+        held.giveBack(1)
     }
 }
