@@ -26,8 +26,8 @@ import Glibc
 /// a look that found room followed by no write at all (the reader left part of a page in a
 /// pipe it shrank to a page, say) means sleeping next time, never looking again and again.
 struct PipeRoom {
-    /// How long one look lasts at most, in nanoseconds.
-    static let lookLimit: UInt64 = 50_000
+    /// How long one look lasts at most.
+    static let lookLimit: Duration = .microseconds(50)
     /// The room worth waking for: a splice of a few pages costs about what one of many does.
     static let wanted: Int32 = 64 << 10
     /// The most waits slept through between two looks.
@@ -77,30 +77,23 @@ struct PipeRoom {
         let capacity = cdbus_fcntl_int(pipe, cdbus_F_GETPIPE_SZ, 0)
         guard capacity > 0 else { return false }
         let most = capacity - min(Self.wanted, capacity / 2)
-        let start = Self.now
+        let deadline = ContinuousClock.now + Self.lookLimit
         repeat {
             var unread: Int32 = 0
             guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0 else { return false }
             if unread <= most { return true }
-        } while Self.now - start < Self.lookLimit
+        } while ContinuousClock.now < deadline
         return false
     }
 
-    /// Looks at the pipe until it is empty, for at most `limit` nanoseconds: true once it is
-    /// empty, or once `FIONREAD` fails (as the feeder's slower wait treats it), false if it
-    /// still holds data.
-    static func waitUntilEmpty(_ pipe: Int32, within limit: UInt64) -> Bool {
-        let start = now
+    /// Looks at the pipe until it is empty, for at most `limit`: true once it is empty, or once
+    /// `FIONREAD` fails (as the feeder's slower wait treats it), false if it still holds data.
+    static func waitUntilEmpty(_ pipe: Int32, within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
         repeat {
             var unread: Int32 = 0
             guard cdbus_ioctl_int_pointer(pipe, cdbus_FIONREAD, &unread) == 0, unread > 0 else { return true }
-        } while now - start < limit
+        } while ContinuousClock.now < deadline
         return false
-    }
-
-    private static var now: UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 }

@@ -116,7 +116,7 @@ final class StoredFileFeeder: Sendable {
     private static func waitUntilRead(_ pipe: Int32) {
         // A reader at speed takes the last pipeful in well under 100 µs: looked for first
         // (``PipeRoom``), so that it sees the end as soon as it has read everything.
-        if PipeRoom.waitUntilEmpty(pipe, within: 2 * PipeRoom.lookLimit) { return }
+        if PipeRoom.waitUntilEmpty(pipe, within: PipeRoom.lookLimit * 2) { return }
         var looks = 0
         while true {
             var unread: Int32 = 0
