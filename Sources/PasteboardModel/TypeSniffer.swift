@@ -51,9 +51,7 @@ public enum TypeSniffer {
     public static func sniff(_ prefix: some Collection<UInt8>, isText: Bool) -> String {
         let head = Array(prefix.prefix(sniffLength))
         if isText, !head.contains(0) { return "text/plain;charset=utf-8" }
-        let magic = MagicNumbers.mimeType(of: head)
-        if isText, magic == nil { return "text/plain;charset=utf-8" }
-        return magic ?? "application/octet-stream"
+        return MagicNumbers.mimeType(of: head) ?? (isText ? "text/plain;charset=utf-8" : "application/octet-stream")
     }
 
     /// Whether the bytes are UTF-8 text: valid UTF-8 (no overlong forms, surrogates or code
